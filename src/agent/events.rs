@@ -1,0 +1,95 @@
+//! [`AgentEvent`]: everything the user interface is told. The UI (terminal text, `--json`
+//! lines) is a subscriber; the loop never prints.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::model::Usage;
+use crate::tools::ToolDisplay;
+
+/// One thing that happened in a session, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    SessionStarted {
+        session_id: String,
+        model: String,
+        workspace: PathBuf,
+        /// One line describing shell confinement (mode and network).
+        sandbox: String,
+    },
+    TurnStarted {
+        input: String,
+    },
+    /// A piece of assistant text as it streams.
+    TextDelta {
+        text: String,
+    },
+    /// A piece of reasoning text as it streams (shown dimmed).
+    ReasoningDelta {
+        text: String,
+    },
+    /// The streamed assistant message ended (text, if any, is complete).
+    MessageCompleted {
+        text: String,
+        /// The message goes on with tool calls (its text was intermediate).
+        has_tool_calls: bool,
+    },
+    ToolStarted {
+        call_id: String,
+        tool: String,
+        /// The call's key argument (command, path) for a one-line display.
+        summary: String,
+    },
+    ToolFinished {
+        call_id: String,
+        tool: String,
+        ok: bool,
+        /// The result text as the model receives it.
+        output: String,
+        display: Option<ToolDisplay>,
+        duration: Duration,
+    },
+    ApprovalRequested {
+        tool: String,
+        subject: String,
+        reason: String,
+    },
+    /// The model request is being retried.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        reason: String,
+    },
+    /// Something the user should know that is not an error.
+    Notice {
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    TurnCompleted {
+        /// Usage summed over the turn's model calls; `None` when the server reported none.
+        usage: Option<Usage>,
+        model_calls: u32,
+        /// Prompt tokens of the last request (context in use), when known.
+        context_tokens: Option<u64>,
+        context_window: u64,
+    },
+    Error {
+        message: String,
+    },
+}
+
+/// A subscriber to agent events. Called on the loop's thread; must not block for long.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: AgentEvent);
+}
+
+/// Discards every event.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _: AgentEvent) {}
+}

@@ -1,0 +1,82 @@
+//! The system prompt and the per-request reminder.
+//!
+//! The system prompt is short on purpose: a small local model reads it at about 70 tokens/s,
+//! and the first request (prompt + tool schemas) must stay under 4,000 bytes. It is built
+//! once per session and never changes, so the request prefix stays byte-identical.
+
+use std::path::Path;
+
+/// The system prompt for a session in `workspace`.
+pub fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
+    format!(
+        "You are agent, a coding assistant working in a terminal on the user's machine, in the \
+         workspace {workspace}.\n\
+         Do the task yourself with your tools ({tools}) instead of telling the user what to do. \
+         Call tools through the tool-calling interface.\n\
+         Guidelines:\n\
+         - Look before you change: read files and list directories first.\n\
+         - Edit with str_replace (exact, unique text); use write_file for new files.\n\
+         - Shell commands are non-interactive and run without a terminal.\n\
+         - After changing code, verify it: run it or run the tests, and fix what fails.\n\
+         - If a tool call is denied, do not repeat it; find another way or ask the user.\n\
+         - When done, answer briefly: what you changed and how you verified it.",
+        workspace = workspace.display(),
+        tools = tools.join(", "),
+    )
+}
+
+/// The reminder appended to the last message of each request (never stored).
+pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
+    let mut lines = vec![
+        format!("date: {date}"),
+        format!("workspace: {}", workspace.display()),
+    ];
+    if let Some(branch) = git_branch(workspace) {
+        lines.push(format!("git branch: {branch}"));
+    }
+    lines.extend(extra.iter().cloned());
+    format!("<system-reminder>\n{}\n</system-reminder>", lines.join("\n"))
+}
+
+/// The current branch from `.git/HEAD`, without running git.
+pub fn git_branch(workspace: &Path) -> Option<String> {
+    let head = std::fs::read_to_string(workspace.join(".git").join("HEAD")).ok()?;
+    let head = head.trim();
+    match head.strip_prefix("ref: refs/heads/") {
+        Some(branch) => Some(branch.to_string()),
+        None => Some(format!("detached at {}", head.get(..12).unwrap_or(head))),
+    }
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    civil_date(days)
+}
+
+/// Converts days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
+pub fn civil_date(days: u64) -> String {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(20_787), "2026-11-30");
+    }
+}

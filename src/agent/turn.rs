@@ -1,0 +1,250 @@
+//! The inner loop (SPEC §3.2): request → stream → tool calls → dispatch → repeat, until the
+//! model answers without tool calls.
+//!
+//! Invariants: every assistant tool call gets exactly one tool message (also when denied,
+//! interrupted or over budget); stored arguments are valid JSON object text; nothing from an
+//! interrupted stream is stored or executed; an empty assistant message is never stored.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::events::{AgentEvent, EventSink};
+use crate::cancel::CancelToken;
+use crate::model::types::sanitize_arguments;
+use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, Usage};
+use crate::tools::{Dispatcher, ToolContext};
+
+/// Result text for a call that was never run because the user interrupted the turn.
+pub const INTERRUPTED: &str = "interrupted by user";
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// The model answered without tool calls; `text` is its final answer.
+    Done { text: String },
+    /// `--max-turns` model calls were made without a final answer.
+    MaxTurns { limit: u32 },
+    /// The user interrupted.
+    Interrupted,
+    /// A budget is exhausted; the message says how to continue.
+    BudgetExhausted { message: String },
+    /// The model endpoint failed after retries.
+    Failed { message: String },
+}
+
+/// What the inner loop needs besides the history.
+pub struct LoopContext<'a> {
+    pub client: &'a Client,
+    pub dispatcher: &'a Dispatcher<'a>,
+    pub tools: &'a ToolContext<'a>,
+    pub sink: &'a Arc<dyn EventSink>,
+    /// The first message of every request.
+    pub system_prompt: &'a str,
+    /// Builds the reminder appended to the last message of a request.
+    pub reminder: &'a (dyn Fn() -> String + Send + Sync),
+    /// Model calls allowed in this turn.
+    pub max_model_calls: u32,
+    /// Asked after every tool call; `Some(message)` ends the turn (budget exhausted).
+    pub exhausted: &'a (dyn Fn() -> Option<String> + Send + Sync),
+    /// Called with every message added to the history, in order (session persistence).
+    pub on_message: &'a (dyn Fn(&Message) + Send + Sync),
+}
+
+/// Totals of one turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnStats {
+    pub model_calls: u32,
+    pub usage: Option<Usage>,
+    /// Prompt tokens of the last request, when reported.
+    pub last_prompt_tokens: Option<u64>,
+}
+
+/// Runs model calls and tools until the model answers, appending to `history`.
+pub async fn run(
+    cx: &LoopContext<'_>,
+    history: &mut Vec<Message>,
+    cancel: &CancelToken,
+    stats: &mut TurnStats,
+) -> TurnOutcome {
+    let mut empty_replies = 0;
+    loop {
+        if stats.model_calls >= cx.max_model_calls {
+            return TurnOutcome::MaxTurns {
+                limit: cx.max_model_calls,
+            };
+        }
+        stats.model_calls += 1;
+        let completion = match call_model(cx, history, cancel).await {
+            Ok(completion) => completion,
+            Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
+            Err(CallError::Model(error)) => {
+                return TurnOutcome::Failed {
+                    message: error.to_string(),
+                };
+            }
+        };
+        if let Some(usage) = completion.usage {
+            let total = stats.usage.get_or_insert_with(Usage::default);
+            total.prompt_tokens += usage.prompt_tokens;
+            total.completion_tokens += usage.completion_tokens;
+            total.cached_tokens = match (total.cached_tokens, usage.cached_tokens) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            };
+            total.cost = match (total.cost, usage.cost) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            stats.last_prompt_tokens = Some(usage.prompt_tokens);
+        }
+        let mut message = completion.message;
+        let raw_calls = message.tool_calls.clone();
+        for call in &mut message.tool_calls {
+            call.arguments = sanitize_arguments(&call.arguments);
+        }
+        let text = message.text_content().to_string();
+        cx.sink.emit(AgentEvent::MessageCompleted {
+            text: text.clone(),
+            has_tool_calls: !message.tool_calls.is_empty(),
+        });
+        if message.tool_calls.is_empty() {
+            if text.trim().is_empty() {
+                empty_replies += 1;
+                if empty_replies == 1 {
+                    cx.sink.emit(AgentEvent::Warning {
+                        message: "the model returned an empty reply; asking once more".into(),
+                    });
+                    continue;
+                }
+                cx.sink.emit(AgentEvent::Warning {
+                    message: "the model returned an empty reply again; ending the turn".into(),
+                });
+                return TurnOutcome::Done {
+                    text: String::new(),
+                };
+            }
+            push(cx, history, message);
+            return TurnOutcome::Done { text };
+        }
+        push(cx, history, message);
+        if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls) {
+            return outcome;
+        }
+    }
+}
+
+fn push(cx: &LoopContext<'_>, history: &mut Vec<Message>, message: Message) {
+    (cx.on_message)(&message);
+    history.push(message);
+}
+
+/// Dispatches each call in order, answering every one. Returns an outcome when the turn
+/// must end (interrupted, budget exhausted).
+fn dispatch_all(
+    cx: &LoopContext<'_>,
+    history: &mut Vec<Message>,
+    cancel: &CancelToken,
+    calls: Vec<crate::model::ToolCall>,
+) -> Option<TurnOutcome> {
+    let mut stop: Option<TurnOutcome> = None;
+    for call in calls {
+        let content = if cancel.is_cancelled() {
+            stop.get_or_insert(TurnOutcome::Interrupted);
+            INTERRUPTED.to_string()
+        } else if let Some(TurnOutcome::BudgetExhausted { message }) = &stop {
+            format!("Blocked by policy: {message}")
+        } else {
+            cx.sink.emit(AgentEvent::ToolStarted {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                summary: summarize(&call.arguments),
+            });
+            let started = Instant::now();
+            let outcome = tokio::task::block_in_place(|| cx.dispatcher.dispatch(&call, cx.tools));
+            cx.sink.emit(AgentEvent::ToolFinished {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                ok: outcome.ok,
+                output: outcome.content.clone(),
+                display: outcome.display.clone(),
+                duration: started.elapsed(),
+            });
+            if cancel.is_cancelled() {
+                stop.get_or_insert(TurnOutcome::Interrupted);
+            } else if let Some(message) = (cx.exhausted)() {
+                stop.get_or_insert(TurnOutcome::BudgetExhausted { message });
+            }
+            outcome.content
+        };
+        push(cx, history, Message::tool_result(call.id, content));
+    }
+    stop
+}
+
+/// The key argument of a call for one-line display: `command`, else `path`, else the JSON.
+pub fn summarize(arguments: &str) -> String {
+    let parsed = crate::model::types::parse_arguments(arguments).unwrap_or_default();
+    for key in ["command", "path", "name", "description"] {
+        if let Some(value) = parsed.get(key).and_then(|v| v.as_str()) {
+            return value.to_string();
+        }
+    }
+    arguments.to_string()
+}
+
+enum CallError {
+    Interrupted,
+    Model(ModelError),
+}
+
+async fn call_model(
+    cx: &LoopContext<'_>,
+    history: &[Message],
+    cancel: &CancelToken,
+) -> Result<crate::model::Completion, CallError> {
+    let request = build_request(cx, history);
+    let sink = Arc::clone(cx.sink);
+    let mut on_event = move |event: StreamEvent| {
+        sink.emit(match event {
+            StreamEvent::Text(text) => AgentEvent::TextDelta { text },
+            StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
+            StreamEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            },
+            StreamEvent::StreamingDisabled => AgentEvent::Notice {
+                message: "the server does not stream; continuing without streaming".into(),
+            },
+        });
+    };
+    tokio::select! {
+        result = cx.client.complete(&request, &mut on_event) => result.map_err(CallError::Model),
+        () = cancel.cancelled() => Err(CallError::Interrupted),
+    }
+}
+
+/// System prompt + history + the reminder appended to the last message (not stored).
+pub fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRequest {
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(Message::system(cx.system_prompt));
+    messages.extend(history.iter().cloned());
+    if let Some(last) = messages.last_mut().filter(|m| m.role != Role::System) {
+        let reminder = (cx.reminder)();
+        let text = last.content.get_or_insert_with(String::new);
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&reminder);
+    }
+    ChatRequest {
+        messages,
+        tools: cx.dispatcher.registry.specs(),
+    }
+}

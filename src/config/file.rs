@@ -1,0 +1,203 @@
+//! The TOML schema of `config.toml` (SPEC §2.2): user file `$AGENT_HOME/config.toml` and
+//! project file `<workspace>/.agents/config.toml`. Unknown keys are errors naming the key and
+//! the file (`deny_unknown_fields` everywhere). Every field is optional; defaults live with the
+//! code that uses them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// One parsed config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Role used when neither `--role` nor `AGENT_ROLE` is given (§9.1).
+    pub default_role: Option<String>,
+    /// Workspaces whose project config may loosen rules (§2.2); honoured in the user file only.
+    #[serde(default)]
+    pub trusted_workspaces: Vec<PathBuf>,
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+    #[serde(default)]
+    pub context: ContextSection,
+    #[serde(default)]
+    pub provider: ProviderSection,
+    /// Prices per model name (§9.3).
+    #[serde(default)]
+    pub pricing: BTreeMap<String, Price>,
+    #[serde(default)]
+    pub budget: BudgetSection,
+}
+
+/// `[permissions]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    /// `[[permissions.rules]]`, evaluated in order after the defaults; last match wins.
+    #[serde(default)]
+    pub rules: Vec<RuleSpec>,
+}
+
+/// One `[[permissions.rules]]` entry (§5.1).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// `bash`, `read_file`, `write_file`, `str_replace`, or `*`.
+    pub tool: String,
+    /// For `bash`, a glob over the normalized simple command (`*` any text); for file tools,
+    /// a path glob (`**` allowed, `~/` expanded).
+    pub pattern: String,
+    pub action: ActionSpec,
+}
+
+/// `allow`, `ask` or `deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionSpec {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// `[sandbox]` (§6).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// `workspace-write` (default), `read-only`, `off`, `required`.
+    pub mode: Option<String>,
+    /// Allow TCP connect/bind from shell commands (default false).
+    pub network: Option<bool>,
+    /// Extra directories shell commands may write.
+    #[serde(default)]
+    pub writable_roots: Vec<PathBuf>,
+}
+
+/// `[context]` (§7).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSection {
+    /// Context window in tokens (default: built-in table by model, else 128,000).
+    pub context_window: Option<u64>,
+    /// Cap on one tool result, in characters (default 30,000).
+    pub max_output_chars: Option<usize>,
+    /// Share of the window at which old tool results are pruned (0..1).
+    pub prune_at: Option<f64>,
+    /// Share of the window at which history is compacted (0..1, default 0.85).
+    pub compact_at: Option<f64>,
+    /// Number of most recent tool results never pruned.
+    pub keep_recent_tool_results: Option<usize>,
+}
+
+/// `[provider]`: endpoint quirks as data (§11).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Seconds to establish a connection (default 10).
+    pub connect_timeout_secs: Option<u64>,
+    /// Seconds without a byte from the server before the request fails (default 120).
+    pub idle_timeout_secs: Option<u64>,
+    /// Attempts per request, including the first (default 5).
+    pub max_attempts: Option<u32>,
+    /// Longest wait between attempts in seconds, also caps `Retry-After` (default 60).
+    pub max_retry_wait_secs: Option<u64>,
+    /// `auto` (default): read tool calls written as text by small models; `off`: never.
+    pub text_tool_calls: Option<String>,
+    /// Stream responses (default true).
+    pub stream: Option<bool>,
+    /// Fields merged into every request body, e.g. OpenRouter's `usage = { include = true }`.
+    pub extra_body: Option<toml::Table>,
+}
+
+/// `[pricing."<model>"]`, USD per million tokens (§9.3).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+/// `[budget]` (§9.2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSection {
+    /// Share of a limit at which WARNING starts (default 0.8).
+    pub warn_at: Option<f64>,
+    /// Overrides of the active role's limits.
+    pub max_context_tokens: Option<u64>,
+    pub max_shell_invocations: Option<u64>,
+    pub max_cost_usd: Option<f64>,
+}
+
+impl FileConfig {
+    /// Reads and parses `path`; a missing file is an empty config.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] when the file exists but cannot be read, [`ConfigError::Toml`]
+    /// (with the key and file) when it does not parse or has an unknown key.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        Self::parse(&text, path)
+    }
+
+    /// Parses config text; `path` is used in error messages only.
+    ///
+    /// # Errors
+    /// [`ConfigError::Toml`] as for [`FileConfig::load`].
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Toml {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_the_key_and_file() {
+        let err = FileConfig::parse("[sandbox]\nmod = \"off\"\n", Path::new("/h/config.toml"))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("/h/config.toml"), "{err}");
+        assert!(err.contains("unknown field `mod`"), "{err}");
+    }
+
+    #[test]
+    fn rules_parse() {
+        let config = FileConfig::parse(
+            "[[permissions.rules]]\ntool = \"bash\"\npattern = \"cargo test*\"\naction = \"allow\"\n",
+            Path::new("c"),
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            config.permissions.rules,
+            vec![RuleSpec {
+                tool: "bash".into(),
+                pattern: "cargo test*".into(),
+                action: ActionSpec::Allow
+            }]
+        );
+    }
+}

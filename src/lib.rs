@@ -1,0 +1,25 @@
+//! `agent`: a terminal coding agent for any OpenAI-compatible chat-completions endpoint.
+//!
+//! The model only produces text; this crate is everything else: the outer input loop
+//! ([`repl`], [`oneshot`]) around the inner model↔tool loop ([`agent`]), the tool registry and
+//! defensive dispatcher ([`tools`]), the allow / ask / deny rule engine ([`permissions`]), the
+//! kernel sandbox for shell commands ([`sandbox`]), and the model client ([`model`]).
+//!
+//! The behaviour contract is SPEC.md (sections cited as §N in the docs).
+
+pub mod agent;
+pub mod cancel;
+pub mod cli;
+pub mod config;
+pub mod exit;
+pub mod model;
+pub mod oneshot;
+pub mod permissions;
+pub mod repl;
+pub mod sandbox;
+pub mod tools;
+pub mod ui;
+
+mod run;
+
+pub use run::run;

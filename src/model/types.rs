@@ -1,0 +1,191 @@
+//! Conversation types independent of any wire format.
+//!
+//! [`Message`] is what history stores and what [`super::wire`] serializes into a
+//! chat-completions request. Invariants kept by the inner loop (§3.2): every assistant
+//! [`ToolCall`] is answered by exactly one `tool` message with the same id, ids are never
+//! empty, and stored `arguments` are always a valid JSON object text.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    /// Text; `None` for a tool-only assistant message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Thinking text of reasoning models (`reasoning_content`), kept apart from `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    /// Tool calls of an assistant message, in the order the model gave them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For `tool` messages: the id of the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::text(Role::System, text)
+    }
+
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::text(Role::User, text)
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::text(Role::Assistant, text)
+    }
+
+    /// The answer to the tool call `id`.
+    pub fn tool_result(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: Some(id.into()),
+            ..Self::text(Role::Tool, text)
+        }
+    }
+
+    fn text(role: Role, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Some(text.into()),
+            reasoning_content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// The text content, or `""`.
+    pub fn text_content(&self) -> &str {
+        self.content.as_deref().unwrap_or("")
+    }
+}
+
+/// A tool call as the model asked for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider id (synthesized as `call_<n>` when the provider sent none).
+    pub id: String,
+    /// Tool name; empty when the provider sent none or `null`.
+    pub name: String,
+    /// Arguments as JSON text. From the model this may be anything (broken JSON, `""`);
+    /// in stored history it is always a JSON object text (see [`sanitize_arguments`]).
+    pub arguments: String,
+}
+
+/// Token usage of one model call, as reported by the provider (`usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Cost in USD, when the provider reports it (OpenRouter `usage.cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+/// The assistant's complete answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The assistant message (role `assistant`); tool calls written as text by small models
+    /// are already converted to [`ToolCall`]s here.
+    pub message: Message,
+    /// `finish_reason` as sent; informative only, tool calls are decided on the array.
+    pub finish_reason: Option<String>,
+    /// `None` when the provider reported no usage.
+    pub usage: Option<Usage>,
+}
+
+/// Parses tool-call arguments leniently (SPEC §4.2 step 1): a JSON object text, `""`, `null`
+/// or whitespace (→ `{}`), or a JSON string holding an object (double-encoded, unwrapped once).
+///
+/// # Errors
+/// The parser's message when the text is not JSON, or a description when it is JSON but not
+/// an object.
+pub fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "null" {
+        return Ok(serde_json::Map::new());
+    }
+    let value: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+    match value {
+        serde_json::Value::Object(map) => Ok(map),
+        serde_json::Value::Null => Ok(serde_json::Map::new()),
+        serde_json::Value::String(inner) => match serde_json::from_str(&inner) {
+            Ok(serde_json::Value::Object(map)) => Ok(map),
+            _ => Err("expected a JSON object, found a string".to_string()),
+        },
+        other => Err(format!("expected a JSON object, found {}", json_kind(&other))),
+    }
+}
+
+/// The form of `arguments` stored in history: the text as sent when it is a JSON object,
+/// the unwrapped object for `""`/`null`/double-encoded input, and `{}` when it cannot be
+/// parsed (the call's error result explains why). Strict providers reject anything else.
+pub fn sanitize_arguments(text: &str) -> String {
+    let trimmed = text.trim();
+    match parse_arguments(trimmed) {
+        Ok(map) if trimmed.starts_with('{') => {
+            if serde_json::from_str::<serde_json::Value>(trimmed).is_ok() {
+                trimmed.to_string()
+            } else {
+                serde_json::Value::Object(map).to_string()
+            }
+        }
+        Ok(map) => serde_json::Value::Object(map).to_string(),
+        Err(_) => "{}".to_string(),
+    }
+}
+
+/// `object`, `array`, `string`, ... for error messages.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn lenient_arguments() {
+        let ok = |t: &str| parse_arguments(t).map(|m| serde_json::Value::Object(m).to_string());
+        assert_eq!(ok(""), Ok("{}".into()));
+        assert_eq!(ok("  "), Ok("{}".into()));
+        assert_eq!(ok("null"), Ok("{}".into()));
+        assert_eq!(ok(r#"{"a":1}"#), Ok(r#"{"a":1}"#.into()));
+        assert_eq!(ok(r#""{\"a\":1}""#), Ok(r#"{"a":1}"#.into()));
+        assert!(ok("[1]").is_err());
+        assert!(ok("{}{}").is_err());
+        assert!(ok(r#"{"path": "C:\Users"}"#).is_err());
+    }
+
+    #[test]
+    fn sanitized_arguments_are_objects() {
+        assert_eq!(sanitize_arguments(r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(sanitize_arguments(""), "{}");
+        assert_eq!(sanitize_arguments("{broken"), "{}");
+        assert_eq!(sanitize_arguments(r#""{\"a\":1}""#), r#"{"a":1}"#);
+        assert_eq!(sanitize_arguments("[1,2]"), "{}");
+    }
+}

@@ -1,0 +1,39 @@
+//! One-shot mode (SPEC §3.3): one task from the command line or stdin; the final answer to
+//! stdout, everything else to stderr; the exit code says how it ended.
+
+use crate::agent::{Agent, AgentEvent, TurnOutcome};
+use crate::cancel::CancelToken;
+use crate::exit::Exit;
+
+/// Runs `task` to its end and prints the final answer to stdout when `print_final` (the
+/// answer was not already streamed there).
+pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
+    let cancel = CancelToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let outcome = agent.run_turn(task, &cancel).await;
+    watcher.abort();
+    let (exit, message) = match outcome {
+        TurnOutcome::Done { text } => {
+            if print_final && !text.is_empty() {
+                println!("{}", text.trim_end());
+            }
+            return Exit::Done;
+        }
+        TurnOutcome::Interrupted => (Exit::Interrupted, "interrupted".to_string()),
+        TurnOutcome::MaxTurns { limit } => (
+            Exit::Stopped,
+            format!("stopped after {limit} model calls (--max-turns {limit})"),
+        ),
+        TurnOutcome::BudgetExhausted { message } => (Exit::Stopped, message),
+        TurnOutcome::Failed { message } => (Exit::Failure, message),
+    };
+    agent.sink().emit(AgentEvent::Error { message });
+    exit
+}

@@ -1,0 +1,269 @@
+//! The defensive dispatcher (SPEC §4.2): every tool call is untrusted input.
+//!
+//! Steps, each failure becoming the tool result and the session going on:
+//! 1. arguments parsed leniently ([`crate::model::types::parse_arguments`]);
+//! 2. the tool looked up by name;
+//! 3. arguments checked against the tool's schema ([`super::schema`]);
+//! 4. call policy (role, budget), then permissions (deny / ask → approval / allow);
+//! 5. the tool run, panics caught;
+//! 6. the result capped (§7.1) and policy notes appended.
+//!
+//! A call whose name is missing or unknown is answered with the name error even when its
+//! arguments are also broken: without a tool there is no schema to check them against.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+
+use super::{Access, Args, Registry, ToolContext, ToolDisplay, schema};
+use crate::model::ToolCall;
+use crate::model::types::parse_arguments;
+use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision, PermissionEngine};
+
+/// The result text the model receives when the user declines.
+pub const DECLINED: &str = "The user denied this tool call.";
+
+/// Checks that run before permissions (role tool policy, budgets) and notes appended after
+/// the tool ran (budget warnings). The governance layer implements it.
+pub trait CallPolicy: Send + Sync {
+    /// `Err(reason)` blocks the call with `Blocked by policy: <reason>`.
+    fn before(&self, tool: &str, args: &Args) -> Result<(), String>;
+    /// A line appended to the result, if any.
+    fn after(&self, tool: &str, result: &DispatchOutcome) -> Option<String>;
+}
+
+/// No policy: everything passes, nothing is appended.
+#[derive(Debug, Default)]
+pub struct NoPolicy;
+
+impl CallPolicy for NoPolicy {
+    fn before(&self, _: &str, _: &Args) -> Result<(), String> {
+        Ok(())
+    }
+    fn after(&self, _: &str, _: &DispatchOutcome) -> Option<String> {
+        None
+    }
+}
+
+/// What a dispatched call produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DispatchOutcome {
+    /// The tool message text.
+    pub content: String,
+    /// False for every error, block and denial.
+    pub ok: bool,
+    /// The permission verdict, when the call got that far.
+    pub decision: Option<Decision>,
+    /// Set when the call was stopped by policy or permissions (not by the tool failing).
+    pub blocked: bool,
+    pub display: Option<ToolDisplay>,
+}
+
+impl DispatchOutcome {
+    fn error(content: String) -> Self {
+        Self {
+            content,
+            ok: false,
+            decision: None,
+            blocked: false,
+            display: None,
+        }
+    }
+
+    fn blocked(content: String, decision: Option<Decision>) -> Self {
+        Self {
+            blocked: true,
+            decision,
+            ..Self::error(content)
+        }
+    }
+}
+
+/// Dispatches tool calls for one session.
+pub struct Dispatcher<'a> {
+    pub registry: &'a Registry,
+    pub permissions: &'a Mutex<PermissionEngine>,
+    pub approver: &'a dyn Approver,
+    pub policy: &'a dyn CallPolicy,
+}
+
+impl Dispatcher<'_> {
+    /// Runs one call through steps 1–6. Never panics, whatever the call holds.
+    pub fn dispatch(&self, call: &ToolCall, ctx: &ToolContext<'_>) -> DispatchOutcome {
+        let parsed = parse_arguments(&call.arguments);
+        let Some(tool) = self.registry.get(&call.name) else {
+            return DispatchOutcome::error(self.unknown_tool(&call.name));
+        };
+        let args = match parsed {
+            Ok(args) => args,
+            Err(message) => return DispatchOutcome::error(invalid_json(&message)),
+        };
+        let args = match schema::validate(args, &tool.spec().parameters) {
+            Ok(args) => args,
+            Err(message) => {
+                return DispatchOutcome::error(format!(
+                    "Error: wrong arguments for {} ({message}).",
+                    call.name
+                ));
+            }
+        };
+        if let Err(reason) = self.policy.before(&call.name, &args) {
+            return DispatchOutcome::blocked(format!("Blocked by policy: {reason}"), None);
+        }
+        let decision = match self.authorize(&call.name, &args, ctx) {
+            Ok(decision) => decision,
+            Err(outcome) => return outcome,
+        };
+        let mut outcome = match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
+            Ok(Ok(output)) => DispatchOutcome {
+                content: cap(&output.text, ctx.max_output_chars),
+                ok: true,
+                decision: Some(decision),
+                blocked: false,
+                display: output.display,
+            },
+            Ok(Err(error)) => DispatchOutcome {
+                decision: Some(decision),
+                ..DispatchOutcome::error(format!("Error: {} failed - {error}", call.name))
+            },
+            Err(panic) => DispatchOutcome {
+                decision: Some(decision),
+                ..DispatchOutcome::error(format!(
+                    "Error: {} failed - panic: {}",
+                    call.name,
+                    panic_message(panic.as_ref())
+                ))
+            },
+        };
+        if let Some(note) = self.policy.after(&call.name, &outcome) {
+            outcome.content.push('\n');
+            outcome.content.push_str(&note);
+        }
+        outcome
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let available = self.registry.names().join(", ");
+        if name.trim().is_empty() {
+            format!("Error: no tool named '' (the tool call has no name). Available: {available}.")
+        } else {
+            format!("Error: no tool named '{name}'. Available: {available}.")
+        }
+    }
+
+    /// Step 4 (permissions): `Ok(verdict)` when the call may run.
+    fn authorize(
+        &self,
+        tool_name: &str,
+        args: &Args,
+        ctx: &ToolContext<'_>,
+    ) -> Result<Decision, DispatchOutcome> {
+        let Some(tool) = self.registry.get(tool_name) else {
+            return Err(DispatchOutcome::error(self.unknown_tool(tool_name)));
+        };
+        let access = tool.access(args, ctx).map_err(|error| {
+            DispatchOutcome::blocked(format!("Error: {tool_name} failed - {error}"), None)
+        })?;
+        let (subject, evaluation) = {
+            let engine = match self.permissions.lock() {
+                Ok(engine) => engine,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            match &access {
+                Access::None => return Ok(Decision::Allow),
+                Access::Command(command) => (command.clone(), engine.check_bash(command)),
+                Access::Read(path) => (
+                    path.display().to_string(),
+                    engine.check_file(tool_name, path, false),
+                ),
+                Access::Write(path) => (
+                    path.display().to_string(),
+                    engine.check_file(tool_name, path, true),
+                ),
+            }
+        };
+        match evaluation.decision {
+            Decision::Allow => Ok(Decision::Allow),
+            Decision::Deny => Err(DispatchOutcome::blocked(
+                format!("Blocked by policy: {}", evaluation.summary()),
+                Some(Decision::Deny),
+            )),
+            Decision::Ask => {
+                let request = ApprovalRequest {
+                    tool: tool_name.to_string(),
+                    subject,
+                    evaluation,
+                };
+                self.ask(request)
+            }
+        }
+    }
+
+    fn ask(&self, request: ApprovalRequest) -> Result<Decision, DispatchOutcome> {
+        let declined = |text: String| Err(DispatchOutcome::blocked(text, Some(Decision::Ask)));
+        match self.approver.ask(&request) {
+            ApprovalAnswer::Yes => Ok(Decision::Ask),
+            ApprovalAnswer::Always => {
+                let mut engine = match self.permissions.lock() {
+                    Ok(engine) => engine,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                for part in request
+                    .evaluation
+                    .parts
+                    .iter()
+                    .filter(|p| p.decision == Decision::Ask)
+                {
+                    engine.allow_for_session(&part.command);
+                }
+                Ok(Decision::Ask)
+            }
+            ApprovalAnswer::No => declined(DECLINED.to_string()),
+            ApprovalAnswer::Explain(note) if note.trim().is_empty() => {
+                declined(DECLINED.to_string())
+            }
+            ApprovalAnswer::Explain(note) => declined(format!(
+                "The user denied this tool call and said: {}",
+                note.trim()
+            )),
+            ApprovalAnswer::Unavailable => declined(format!(
+                "The user denied this tool call: approval was needed ({}) but no terminal was \
+                 available to ask. Do not retry it; use an allowed alternative or tell the user \
+                 to rerun with --yes or add a permission rule.",
+                request.evaluation.summary()
+            )),
+        }
+    }
+}
+
+fn invalid_json(message: &str) -> String {
+    let hint = if message.contains("escape") {
+        " In JSON strings write a backslash as \\\\ (or use / in paths)."
+    } else {
+        ""
+    };
+    format!("Error: arguments were not valid JSON ({message}).{hint}")
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+/// Caps `text` at `max_chars` characters, keeping head and tail around an omission note
+/// (§7.1).
+pub fn cap(text: &str, max_chars: usize) -> String {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return text.to_string();
+    }
+    let keep = max_chars / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(total - keep).collect();
+    format!(
+        "{head}\n[... {} characters omitted ...]\n{tail}",
+        total - 2 * keep
+    )
+}

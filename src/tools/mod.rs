@@ -1,0 +1,122 @@
+//! Tools the model can call, and the defensive dispatcher in front of them (SPEC §4).
+//!
+//! A [`Tool`] declares its schema ([`ToolSpec`]), says what it will touch ([`Access`]) so the
+//! permission engine can rate it before anything runs, and runs synchronously (the inner loop
+//! calls it from a blocking context; long-running tools poll [`ToolContext::cancel`]).
+//! Failures are [`ToolError`]s that become the tool result text; they never end the session.
+
+pub mod bash;
+pub mod dispatch;
+pub mod edit;
+pub mod files;
+pub mod registry;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+pub use dispatch::{DispatchOutcome, Dispatcher};
+pub use files::FileTracker;
+pub use registry::Registry;
+
+pub use crate::model::ToolSpec;
+use crate::cancel::CancelToken;
+use crate::sandbox::ExecSettings;
+
+/// Arguments after validation against the tool's schema.
+pub type Args = serde_json::Map<String, serde_json::Value>;
+
+/// What a call will touch, rated by the permission engine before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Touches nothing outside the agent (todos, skills).
+    None,
+    /// Runs this shell command line.
+    Command(String),
+    /// Reads this resolved path.
+    Read(PathBuf),
+    /// Creates or changes this resolved path.
+    Write(PathBuf),
+}
+
+/// Everything a tool may use while it runs.
+pub struct ToolContext<'a> {
+    /// Workspace root, canonical.
+    pub workspace: &'a Path,
+    /// Working directory for relative paths and commands, canonical.
+    pub cwd: &'a Path,
+    /// What the agent last read or wrote, for stale-file refusal.
+    pub files: &'a FileTracker,
+    /// How shell commands are run (sandbox, environment, caps).
+    pub exec: &'a ExecSettings,
+    /// Set when the user interrupts; long-running tools stop promptly.
+    pub cancel: &'a CancelToken,
+    /// Cap on the result text, in characters (§7.1).
+    pub max_output_chars: usize,
+}
+
+/// A successful result.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    /// The text the model receives.
+    pub text: String,
+    /// Extra for the screen (not sent to the model).
+    pub display: Option<ToolDisplay>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            display: None,
+        }
+    }
+}
+
+/// Rich output for the terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolDisplay {
+    /// A file edit: the file's text before and after (lossy UTF-8).
+    Diff {
+        path: String,
+        before: String,
+        after: String,
+    },
+}
+
+/// A tool failure, reported to the model as `Error: <tool> failed - <kind>: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ToolError {
+    /// A short category (`not found`, `stale file`, `no match`, `io error`, ...).
+    pub kind: String,
+    /// What went wrong and what to do about it.
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Name, description and argument schema, as offered to the model.
+    fn spec(&self) -> &ToolSpec;
+
+    /// What the call will touch. Called after schema validation, before permissions.
+    ///
+    /// # Errors
+    /// A [`ToolError`] when the arguments name something the tool refuses outright (a path
+    /// that resolves outside the workspace through a symlink); nothing runs then.
+    fn access(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<Access, ToolError>;
+
+    /// Runs the call. Blocking; may take as long as the tool's own timeout.
+    ///
+    /// # Errors
+    /// A [`ToolError`] describing the failure for the model.
+    fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
+}

@@ -1,0 +1,113 @@
+//! Command-line behaviour: configuration errors, exit codes, the stdout/stderr split.
+
+use crate::support::env::texts;
+use crate::support::sse::text_events;
+use crate::support::{MockServer, Reply, TestEnv};
+
+#[test]
+fn missing_base_url_names_variable_and_file() {
+    let env = TestEnv::new();
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let expected = format!(
+        "agent: error: missing `BASE_URL`; pass --base-url, set it in the environment, or add it to {}/env\n",
+        env.agent_home.display()
+    );
+    assert_eq!(stderr, expected);
+}
+
+#[test]
+fn missing_model_names_variable() {
+    let mut env = TestEnv::new();
+    env.var("BASE_URL", "http://127.0.0.1:9/v1");
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr.contains("missing `MODEL`"), "{stderr}");
+}
+
+#[test]
+fn env_file_supplies_endpoint_and_key() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["hi"]))]);
+    let env = TestEnv::new();
+    std::fs::write(
+        env.agent_home.join("env"),
+        format!(
+            "# test\nexport BASE_URL=\"{}\"\nMODEL='m1'\nAPI_KEY=sk-test\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let output = env.run(&["say hi"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "hi\n");
+    let request = &server.chat_requests()[0];
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(request.body["model"], "m1");
+}
+
+#[test]
+fn bad_env_file_line_is_a_config_error() {
+    let env = TestEnv::new();
+    std::fs::write(env.agent_home.join("env"), "BASE_URL http://x\n").unwrap();
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr.contains("env:1: expected KEY=VALUE"), "{stderr}");
+}
+
+#[test]
+fn unknown_config_key_is_a_config_error() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    env.config("[sandbox]\nmod = \"off\"\n");
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr.contains("unknown field `mod`"), "{stderr}");
+    assert!(stderr.contains("config.toml"), "{stderr}");
+}
+
+#[test]
+fn empty_stdin_is_a_usage_error() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    let output = env.cmd().write_stdin("  \n").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn task_from_stdin() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["do", "ne"]))]);
+    let env = TestEnv::with_server(&server);
+    let output = env.cmd().write_stdin("what is 1+1?\n").output().unwrap();
+    let (stdout, _) = texts(&output);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout, "done\n");
+    let messages = server.chat_requests()[0].messages();
+    assert!(messages[1]["content"].as_str().unwrap().starts_with("what is 1+1?"));
+}
+
+#[test]
+fn connection_refused_names_the_url() {
+    let mut env = TestEnv::new();
+    env.var("BASE_URL", "http://127.0.0.1:9/v1").var("MODEL", "m");
+    env.config("[provider]\nmax_attempts = 1\n");
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot connect to http://127.0.0.1:9/v1/chat/completions"), "{stderr}");
+}
+
+#[test]
+fn unauthorized_is_reported_with_hint_and_not_retried() {
+    let server = MockServer::start(vec![Reply::error(401, "Incorrect API key provided")]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr.contains("401: Incorrect API key provided (check API_KEY)"), "{stderr}");
+    assert_eq!(server.chat_requests().len(), 1);
+}

@@ -1,0 +1,9 @@
+//! Test support: a loopback mock model server and a hermetic environment for the binary.
+#![allow(dead_code)]
+
+pub mod env;
+pub mod mock;
+pub mod sse;
+
+pub use env::TestEnv;
+pub use mock::{MockServer, Reply};
