@@ -1,2 +1,4 @@
 mod cli;
+mod e2e;
+mod request_shape;
 mod turn_loop;
