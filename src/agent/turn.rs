@@ -14,6 +14,10 @@ use crate::model::types::sanitize_arguments;
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, Usage};
 use crate::tools::{Dispatcher, ToolContext};
 
+/// Added (to this request only) when the model's previous reply was empty.
+const EMPTY_REPLY_NUDGE: &str =
+    "\n(Your last reply was empty. Continue the task: call a tool, or give your final answer.)";
+
 /// Result text for a call that was never run because the user interrupted the turn.
 pub const INTERRUPTED: &str = "interrupted by user";
 
@@ -74,7 +78,7 @@ pub async fn run(
             };
         }
         stats.model_calls += 1;
-        let completion = match call_model(cx, history, cancel).await {
+        let completion = match call_model(cx, history, cancel, empty_replies > 0).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
             Err(CallError::Model(error)) => {
@@ -201,8 +205,16 @@ async fn call_model(
     cx: &LoopContext<'_>,
     history: &[Message],
     cancel: &CancelToken,
+    nudge: bool,
 ) -> Result<crate::model::Completion, CallError> {
-    let request = build_request(cx, history);
+    let mut request = build_request(cx, history);
+    if nudge {
+        if let Some(last) = request.messages.last_mut() {
+            last.content
+                .get_or_insert_with(String::new)
+                .push_str(EMPTY_REPLY_NUDGE);
+        }
+    }
     let sink = Arc::clone(cx.sink);
     let mut on_event = move |event: StreamEvent| {
         sink.emit(match event {

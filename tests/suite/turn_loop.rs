@@ -43,3 +43,23 @@ fn max_turns_stops_with_exit_3() {
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("stopped after 2 model calls"), "{stderr}");
 }
+
+#[test]
+fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
+    let empty = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": "", "tool_calls": []}}]});
+    let server = MockServer::start(vec![Reply::Json(empty.clone()), Reply::Json(empty)]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("empty reply"), "{stderr}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "exactly one retry");
+    let last = requests[1].messages().last().cloned().unwrap();
+    assert!(last["content"].as_str().unwrap().contains("Your last reply was empty"));
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
+}
