@@ -46,9 +46,9 @@ fn max_turns_stops_with_exit_3() {
 
 #[test]
 fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
-    let empty = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
-        "message": {"role": "assistant", "content": "", "tool_calls": []}}]});
-    let server = MockServer::start(vec![Reply::Json(empty.clone()), Reply::Json(empty)]);
+    let empty = vec![json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "delta": {"role": "assistant", "content": "", "tool_calls": []}}]})];
+    let server = MockServer::start(vec![Reply::Sse(empty.clone()), Reply::Sse(empty)]);
     let env = TestEnv::with_server(&server);
     let output = env.run(&["hello"]);
     let (stdout, stderr) = texts(&output);
