@@ -574,6 +574,30 @@ mod tests {
     }
 
     #[test]
+    fn read_huge_files_with_bounded_memory() {
+        let f = Fixture::new();
+        let line = b"0123456789abcdef\n";
+        let count = usize::try_from(HASH_LIMIT).unwrap() / line.len() + 10;
+        let path = f.put("big.log", line.repeat(count));
+        let out = read(&f, json!({"path": "big.log", "offset": 5, "limit": 2}));
+        assert_eq!(
+            out,
+            "     5\t0123456789abcdef\n     6\t0123456789abcdef\n\
+             [showing lines 5-6 (the file goes on); continue with offset=7]\n"
+        );
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(
+            f.files.check(&path, &Snapshot::of_metadata(&meta)),
+            Freshness::Fresh
+        );
+        let e = f.fail(
+            &crate::tools::edit::StrReplaceTool::new(),
+            json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
+        );
+        assert_eq!(e.kind, "too large");
+    }
+
+    #[test]
     fn read_records_what_it_saw() {
         let f = Fixture::new();
         let path = f.put("a.txt", "x\n");

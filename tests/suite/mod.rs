@@ -1,2 +1,4 @@
 mod cli;
 mod turn_loop;
+mod file_tools;
+mod six_step;
