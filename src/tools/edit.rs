@@ -4,7 +4,7 @@
 //! error showing where the model probably meant (the same text with other whitespace, else
 //! the most similar lines, numbered) with a hint about whitespace and indentation; several
 //! matches are an error naming their lines (case c-str-replace-multi-zero). Matching and
-//! splicing work on bytes with CRLF normalized ([`super::matching`]): CRLF, the final newline
+//! splicing work on bytes with CRLF normalized (`matching.rs`): CRLF, the final newline
 //! and non-UTF-8 bytes outside the edit are preserved, and `new_str` is inserted literally.
 //!
 //! Decisions: a file the agent never read may be edited (the exact match of `old_str` already
@@ -15,7 +15,8 @@
 
 use serde_json::json;
 
-use super::files::{check_fresh, check_writable, not_found, str_arg};
+use super::files::str_arg;
+use super::guards::{check_fresh, check_writable, not_found};
 use super::matching::{self, Closest, Text};
 use super::paths::{self, Resolved};
 use super::textfile;

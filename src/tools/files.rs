@@ -1,5 +1,4 @@
-//! `read_file` and `write_file` (SPEC §4.1), and the stale-file rule shared with
-//! `str_replace`.
+//! `read_file` and `write_file` (SPEC §4.1).
 //!
 //! `read_file` returns `cat -n` style numbered lines from `offset` (1-based, default 1), at
 //! most `limit` lines (default 2000), lines over 2000 characters cut; a note says how to read
@@ -8,12 +7,13 @@
 //! to list them; an empty file is stated. What it saw is recorded in the [`FileTracker`].
 //!
 //! `write_file` creates or overwrites a file, creating parent directories, atomically (see
-//! [`super::atomic`]), keeping the old file's permissions. Decision (like Claude Code): it
+//! `atomic.rs`), keeping the old file's permissions. Decision (like Claude Code): it
 //! refuses to overwrite a non-empty file the agent has not read or written in this session,
 //! so a model cannot clobber a file it never saw; an empty file may be overwritten. Both
 //! writing tools refuse a file changed on disk since the agent last read or wrote it
-//! ("<path> changed on disk since last read; re-read it"), and read-only files. Content is
-//! written exactly as given (no line-ending conversion).
+//! ("`<path>` changed on disk since last read; re-read it"), and read-only files. Content is
+//! written exactly as given (no line-ending conversion). The checks live in
+//! `guards.rs`.
 //!
 //! Paths: see [`super::paths`] (writes through a symlink leaving the workspace are refused).
 
@@ -22,9 +22,10 @@ use std::io::{BufReader, Read};
 
 use serde_json::json;
 
+use super::guards::{check_fresh, check_writable, not_found};
 use super::paths::{self, Resolved};
 use super::textfile::{self, Window};
-use super::tracker::{Freshness, HASH_LIMIT, Snapshot};
+use super::tracker::{HASH_LIMIT, Snapshot};
 use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
 
 pub use super::tracker::FileTracker;
@@ -45,95 +46,6 @@ fn usize_arg(args: &Args, key: &str, default: usize) -> usize {
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(default)
         .max(1)
-}
-
-/// Refuses to change the file at `r` when it changed since the agent last saw it, or, with
-/// `require_seen`, when the agent never saw it and it is not empty.
-///
-/// # Errors
-/// `stale file` or `not read`, telling the model to re-read the file.
-pub(super) fn check_fresh(
-    ctx: &ToolContext<'_>,
-    r: &Resolved,
-    now: &Snapshot,
-    require_seen: bool,
-) -> Result<(), ToolError> {
-    match ctx.files.check(&r.real, now) {
-        Freshness::Fresh => Ok(()),
-        Freshness::Unseen if !require_seen || now.len == 0 => Ok(()),
-        Freshness::Unseen => Err(ToolError::new(
-            "not read",
-            format!(
-                "`{}` already exists and has not been read in this session; read it first \
-                 (read_file), or change part of it with str_replace",
-                r.shown
-            ),
-        )),
-        Freshness::Stale => Err(ToolError::new(
-            "stale file",
-            format!(
-                "{} changed on disk since last read; re-read it (read_file) and retry",
-                r.shown
-            ),
-        )),
-    }
-}
-
-/// Refuses a file whose permissions forbid writing.
-///
-/// # Errors
-/// `read-only` with the mode.
-pub(super) fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError> {
-    use std::os::unix::fs::PermissionsExt;
-    if !meta.permissions().readonly() {
-        return Ok(());
-    }
-    Err(ToolError::new(
-        "read-only",
-        format!(
-            "`{}` is read-only (mode {:o}); leave it alone, or ask the user to make it writable",
-            r.shown,
-            meta.permissions().mode() & 0o7777
-        ),
-    ))
-}
-
-/// The error for a path where nothing exists, naming similar files in the same directory.
-pub(super) fn not_found(r: &Resolved, fix: &str) -> ToolError {
-    let mut message = format!("`{}` does not exist", r.shown);
-    let similar = similar_names(r);
-    if !similar.is_empty() {
-        message.push_str(&format!("; did you mean {}?", similar.join(", ")));
-    }
-    message.push_str(&format!("; {fix}"));
-    ToolError::new("not found", message)
-}
-
-/// Up to 3 siblings of `r` whose names differ only in case or extension.
-fn similar_names(r: &Resolved) -> Vec<String> {
-    let (Some(dir), Some(name)) = (r.real.parent(), r.real.file_name()) else {
-        return Vec::new();
-    };
-    let name = name.to_string_lossy().to_lowercase();
-    let stem = |n: &str| n.split('.').next().unwrap_or("").to_string();
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut found: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            let lower = n.to_lowercase();
-            lower == name || (!stem(&name).is_empty() && stem(&lower) == stem(&name))
-        })
-        .map(|n| {
-            let shown = std::path::Path::new(&r.shown).with_file_name(&n);
-            format!("`{}`", shown.display())
-        })
-        .collect();
-    found.sort();
-    found.truncate(3);
-    found
 }
 
 pub struct ReadFileTool {
@@ -492,6 +404,7 @@ pub(super) mod fixture {
 mod tests {
     use super::fixture::Fixture;
     use super::*;
+    use crate::tools::tracker::Freshness;
     use pretty_assertions::assert_eq;
     use std::os::unix::fs::PermissionsExt;
 

@@ -10,6 +10,7 @@ pub mod bash;
 pub mod dispatch;
 pub mod edit;
 pub mod files;
+mod guards;
 mod matching;
 pub mod paths;
 pub mod registry;
