@@ -161,7 +161,6 @@ fn list_lines(lines: &[usize]) -> String {
 
 /// The error for an `old_str` that matches nothing, showing the closest region.
 fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
-    let lines = text.lines();
     let mut message = match text.closest(old_lf) {
         Closest::Whitespace(ranges) => {
             let at: Vec<String> = ranges
@@ -181,12 +180,7 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
                 at.join(", ")
             );
             for (a, b) in ranges.iter().take(3) {
-                m.push_str(&matching::excerpt(
-                    &lines,
-                    *a,
-                    *b,
-                    matching::MAX_REGION_LINES,
-                ));
+                m.push_str(&text.excerpt(*a, *b, matching::MAX_REGION_LINES));
             }
             m.push_str(
                 "old_str must match exactly, including spaces, tabs and indentation; copy it \
@@ -198,7 +192,13 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
             "old_str was not found in `{}`; the closest text is at lines {a}-{b}:\n{}\
              check whitespace and indentation, or re-read the file; old_str must match exactly",
             r.shown,
-            matching::excerpt(&lines, a, b, matching::MAX_REGION_LINES)
+            text.excerpt(a, b, matching::MAX_REGION_LINES)
+        ),
+        Closest::NotSearched => format!(
+            "old_str was not found in `{}`; re-read the part you mean to change (read_file \
+             with offset and limit) and copy old_str from it exactly, whitespace and \
+             indentation included",
+            r.shown
         ),
         Closest::Nothing => format!(
             "old_str was not found in `{}` and no similar text is there; re-read the file \
@@ -241,13 +241,13 @@ fn summary(r: &Resolved, updated: &[u8], lines: &[usize], new_lf: &str) -> Strin
     }
     let first = lines.first().copied().unwrap_or(1);
     let new_lines = new_lf.split('\n').count();
-    let all = Text::new(updated).lines();
+    let after = Text::new(updated);
     let from = first.saturating_sub(CONTEXT_LINES).max(1);
     let to = first + new_lines - 1 + CONTEXT_LINES;
     format!(
         "Edited `{}` at line {first}. It now reads:\n{}",
         r.shown,
-        matching::excerpt(&all, from, to, MAX_SNIPPET_LINES)
+        after.excerpt(from, to, MAX_SNIPPET_LINES)
     )
 }
 

@@ -22,7 +22,7 @@ pub enum Ending {
 }
 
 /// Files with more lines than this get no similarity search (it would cost too much time).
-const MAX_FUZZY_LINES: usize = 50_000;
+const MAX_FUZZY_LINES: usize = 100_000;
 /// Lines shown of a close region.
 pub const MAX_REGION_LINES: usize = 12;
 /// Characters shown of one line of a close region.
@@ -49,6 +49,8 @@ pub enum Closest {
     Similar(usize, usize),
     /// Nothing similar.
     Nothing,
+    /// The file has too many lines to search for similar text.
+    NotSearched,
 }
 
 impl<'a> Text<'a> {
@@ -155,16 +157,45 @@ impl<'a> Text<'a> {
             .collect()
     }
 
+    /// Lines `first..=last` (1-based), numbered like `read_file`, at most `max_lines` of
+    /// them, each cut at 200 characters.
+    pub fn excerpt(&self, first: usize, last: usize, max_lines: usize) -> String {
+        let first = first.max(1);
+        let count = last.saturating_add(1).saturating_sub(first).min(max_lines);
+        let body = self.norm.strip_suffix(b"\n").unwrap_or(&self.norm);
+        let mut out = String::new();
+        if self.norm.is_empty() {
+            return out;
+        }
+        for (i, line) in body
+            .split(|b| *b == b'\n')
+            .skip(first - 1)
+            .take(count)
+            .enumerate()
+        {
+            let line = String::from_utf8_lossy(line);
+            let line = line.strip_suffix('\r').unwrap_or(&line);
+            let shown: String = line.chars().take(MAX_REGION_LINE_CHARS).collect();
+            let cut = if shown.len() < line.len() {
+                " [...]"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{:>6}\t{shown}{cut}\n", first + i));
+        }
+        out
+    }
+
     /// Where `old_lf` (LF endings) probably belongs, when it matched nothing.
     pub fn closest(&self, old_lf: &str) -> Closest {
         let ranges = self.whitespace_matches(old_lf);
         if !ranges.is_empty() {
             return Closest::Whitespace(ranges);
         }
-        let lines = self.lines();
-        if lines.len() > MAX_FUZZY_LINES {
-            return Closest::Nothing;
+        if memchr::memchr_iter(b'\n', &self.norm).count() > MAX_FUZZY_LINES {
+            return Closest::NotSearched;
         }
+        let lines = self.lines();
         similar_region(&lines, old_lf).map_or(Closest::Nothing, |(a, b)| Closest::Similar(a, b))
     }
 
@@ -193,25 +224,6 @@ impl<'a> Text<'a> {
             .map(|at| (line_at(at), line_at(at + key.len() - 1)))
             .collect()
     }
-}
-
-/// Lines `first..=last` of `lines` (1-based), numbered like `read_file`, at most
-/// `max_lines` of them, each cut at 200 characters.
-pub fn excerpt(lines: &[String], first: usize, last: usize, max_lines: usize) -> String {
-    let last = last.min(lines.len()).min(first + max_lines.max(1) - 1);
-    let mut out = String::new();
-    for number in first..=last {
-        let line = lines.get(number - 1).map_or("", String::as_str);
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let shown: String = line.chars().take(MAX_REGION_LINE_CHARS).collect();
-        let cut = if shown.len() < line.len() {
-            " [...]"
-        } else {
-            ""
-        };
-        out.push_str(&format!("{number:>6}\t{shown}{cut}\n"));
-    }
-    out
 }
 
 /// The (first, last) lines, 1-based, most similar to `old_lf`, if similar enough. The
@@ -352,9 +364,8 @@ mod tests {
             Closest::Similar(2, 3)
         );
         assert_eq!(text.closest("something else entirely"), Closest::Nothing);
-        let lines = text.lines();
         assert_eq!(
-            excerpt(&lines, 2, 3, MAX_REGION_LINES),
+            text.excerpt(2, 3, MAX_REGION_LINES),
             "     2\t    let total = compute(1, 2);\n     3\t    println!(\"{total}\");\n"
         );
     }
