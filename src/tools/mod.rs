@@ -5,12 +5,18 @@
 //! calls it from a blocking context; long-running tools poll [`ToolContext::cancel`]).
 //! Failures are [`ToolError`]s that become the tool result text; they never end the session.
 
+mod atomic;
 pub mod bash;
 pub mod dispatch;
 pub mod edit;
 pub mod files;
+mod guards;
+mod matching;
+pub mod paths;
 pub mod registry;
 pub mod schema;
+mod textfile;
+pub mod tracker;
 
 use std::path::{Path, PathBuf};
 
