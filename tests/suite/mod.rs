@@ -1,2 +1,3 @@
 mod cli;
+mod governance;
 mod turn_loop;
