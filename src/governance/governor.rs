@@ -3,8 +3,8 @@
 //!
 //! Per tool call: `before_tool` logs `ToolCall`; the dispatcher asks `before` (role tool
 //! policy, then budget) and blocks with `Blocked by policy: <reason>`; `after_tool`
-//! compresses `bash` output under the `compress` policy, counts tool-output tokens and shell
-//! calls, logs `PolicyViolation` / `ToolResult`, emits budget crossings, and appends the
+//! compresses `bash` output under the `compress` policy, counts the output tokens and shell
+//! calls of tools that ran (our own refusals and argument errors are not tool output), logs `PolicyViolation` / `ToolResult`, emits budget crossings, and appends the
 //! warning or exhausted line to the result of a tool that ran. Per model call: `on_usage`
 //! adds the cost (§9.3) and logs `ModelUsage`.
 //!
@@ -320,7 +320,9 @@ impl Governor {
                 }
             }
             let output_tokens = budget::estimate_tokens(&outcome.content);
-            state.spending.tokens += output_tokens;
+            if ran {
+                state.spending.tokens += output_tokens;
+            }
             let mut events = Vec::new();
             events.extend(violation(call, outcome, block.as_ref(), ran));
             events.push(PolicyEvent::ToolResult {
@@ -341,7 +343,9 @@ impl Governor {
                     Signal::Exhausted => Some(status.exhausted_message()),
                 };
                 if let Some(line) = line {
-                    outcome.content.push('\n');
+                    if !outcome.content.is_empty() && !outcome.content.ends_with('\n') {
+                        outcome.content.push('\n');
+                    }
                     outcome.content.push_str(&line);
                 }
             }
