@@ -17,6 +17,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::audit::{Block, crossings, logged_command, verdict, violation};
 use super::budget::{self, Dimension, Signal, Spending, Status};
 use super::compress::compress;
 use super::cost::PriceBook;
@@ -25,17 +26,10 @@ use super::events::{self, EventBus, EventRecord, PolicyEvent, Subscriber};
 use super::role_files::RoleSet;
 use super::roles::{self, Limits, Role, ShellPolicy};
 use super::settings::BudgetSettings;
-use crate::agent::turn::{INTERRUPTED, LoopHooks, summarize};
+use crate::agent::turn::LoopHooks;
 use crate::model::{ToolCall, Usage};
-use crate::permissions::Decision;
 use crate::tools::dispatch::CallPolicy;
 use crate::tools::{Args, DispatchOutcome, Registry};
-
-/// Longest `command` kept in a `ToolCall` event, in characters.
-const MAX_LOGGED_COMMAND: usize = 2000;
-
-/// Marks a result the sandbox refused (the sandbox's own result note, §6).
-const SANDBOX_MARK: &str = "blocked by sandbox";
 
 /// Roles, budgets and the policy event bus of one session (shared with subagents).
 pub struct Governor {
@@ -55,12 +49,6 @@ struct State {
     levels: [Signal; 3],
     /// Why `before` blocked the call in flight.
     pending: Option<Block>,
-}
-
-struct Block {
-    tool: String,
-    by_role: bool,
-    reason: String,
 }
 
 impl Governor {
@@ -149,16 +137,20 @@ impl Governor {
         self.settings.apply(self.lock().role.limits)
     }
 
-    /// Whether the active role offers `tool` to the model.
+    /// Whether the active role, under the limits in force, allows `tool`.
     pub fn offers(&self, tool: &str) -> bool {
-        self.lock().role.allows_tool(tool)
+        self.permits(&self.lock().role, tool)
+    }
+
+    fn permits(&self, role: &Role, tool: &str) -> bool {
+        role.allows_tool_under(tool, &self.settings.apply(role.limits))
     }
 
     /// Hides from `registry` the tools the active role does not allow (they stay callable,
     /// so a call to one gets the policy's answer).
     pub fn hide_denied(&self, registry: &mut Registry) {
         let role = self.role();
-        registry.set_hidden(|name| !role.allows_tool(name));
+        registry.set_hidden(|name| !self.permits(&role, name));
     }
 
     /// Makes `name` the active role; spending is kept (§9.2). Emits `RoleChanged`, and budget
@@ -174,7 +166,7 @@ impl Governor {
             let to = state.role.name.clone();
             let mut events = vec![PolicyEvent::RoleChanged { from, to }];
             let status = self.status_of(&state);
-            events.extend(crossings(&mut state, &status));
+            events.extend(crossings(&mut state.levels, &status));
             self.stamp(&state, events)
         };
         self.publish(records);
@@ -278,7 +270,7 @@ impl Governor {
                 session_cost_usd: state.spending.cost_usd,
                 signal: status.signal,
             });
-            events.extend(crossings(&mut state, &status));
+            events.extend(crossings(&mut state.levels, &status));
             self.stamp(&state, events)
         };
         self.publish(records);
@@ -335,7 +327,7 @@ impl Governor {
                 output_tokens,
             });
             let status = self.status_of(&state);
-            events.extend(crossings(&mut state, &status));
+            events.extend(crossings(&mut state.levels, &status));
             if ran {
                 let line = match status.signal {
                     Signal::Ok => None,
@@ -365,98 +357,30 @@ fn find(roles: &RoleSet, name: &str) -> Result<Role, GovernanceError> {
         })
 }
 
-/// Budget events for dimensions whose signal rose since last time; records the new levels.
-fn crossings(state: &mut State, status: &Status) -> Vec<PolicyEvent> {
-    let mut events = Vec::new();
-    for d in Dimension::ALL {
-        let now = status.dimension(d);
-        let before = std::mem::replace(&mut state.levels[d.index()], now.signal);
-        if now.signal <= before {
-            continue;
-        }
-        let (dimension, used, limit, percent) = (d, now.used, now.limit, now.percent);
-        events.push(match now.signal {
-            Signal::Warning => PolicyEvent::BudgetWarning {
-                dimension,
-                used,
-                limit,
-                percent,
-            },
-            _ => PolicyEvent::BudgetExhausted {
-                dimension,
-                used,
-                limit,
-                percent,
-            },
-        });
-    }
-    events
-}
-
-/// The verdict recorded for a call: `allow`, `approved`, `denied`, `declined`, `budget`,
-/// `interrupted` or `error`.
-fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: bool) -> &'static str {
-    if let Some(block) = block {
-        return if block.by_role { "denied" } else { "budget" };
-    }
-    match (ran, outcome.decision) {
-        (true, Some(Decision::Ask)) => "approved",
-        (true, _) => "allow",
-        (false, Some(Decision::Deny)) => "denied",
-        (false, Some(Decision::Ask)) => "declined",
-        _ if outcome.content == INTERRUPTED => "interrupted",
-        _ if outcome
-            .content
-            .starts_with("Blocked by policy: budget exhausted") =>
-        {
-            "budget"
-        }
-        _ => "error",
-    }
-}
-
-/// `PolicyViolation` for a call refused by the role, a permission rule or the sandbox.
-fn violation(
-    call: &ToolCall,
-    outcome: &DispatchOutcome,
-    block: Option<&Block>,
-    ran: bool,
-) -> Option<PolicyEvent> {
-    let (by, rule) = if let Some(block) = block.filter(|b| b.by_role) {
-        ("role", block.reason.clone())
-    } else if !ran && outcome.decision == Some(Decision::Deny) {
-        let rule = outcome.content.strip_prefix("Blocked by policy: ");
-        ("rule", rule.unwrap_or(&outcome.content).to_string())
-    } else if ran && call.name == "bash" && outcome.content.contains(SANDBOX_MARK) {
-        let line = outcome.content.lines().find(|l| l.contains(SANDBOX_MARK));
-        ("sandbox", line.unwrap_or(SANDBOX_MARK).trim().to_string())
-    } else {
-        return None;
+/// Why `role` refuses `tool`: `role <name> does not allow <tool>` (issue 5's exact text),
+/// or, for `bash` refused only because no shell calls are allowed, that limit.
+fn refusal(role: &Role, tool: &str) -> String {
+    let one_call = Limits {
+        max_shell_invocations: 1,
+        ..role.limits
     };
-    Some(PolicyEvent::PolicyViolation {
-        tool: call.name.clone(),
-        by: by.to_string(),
-        rule,
-        command: logged_command(call),
-    })
-}
-
-fn logged_command(call: &ToolCall) -> String {
-    summarize(&call.arguments)
-        .chars()
-        .take(MAX_LOGGED_COMMAND)
-        .collect()
+    if tool == "bash" && role.allows_tool_under(tool, &one_call) {
+        format!(
+            "role {} allows no shell calls (max_shell_invocations = 0); raise the limit or \
+             switch role",
+            role.name
+        )
+    } else {
+        format!("role {} does not allow {tool}", role.name)
+    }
 }
 
 impl CallPolicy for Governor {
     /// Role tool policy, then budget (§4.2 step 4).
     fn before(&self, tool: &str, _: &Args) -> Result<(), String> {
         let mut state = self.lock();
-        let block = if !state.role.allows_tool(tool) {
-            Some((
-                true,
-                format!("role {} does not allow {tool}", state.role.name),
-            ))
+        let block = if !self.permits(&state.role, tool) {
+            Some((true, refusal(&state.role, tool)))
         } else {
             let status = self.status_of(&state);
             (status.signal == Signal::Exhausted).then(|| (false, status.exhausted_message()))
@@ -504,3 +428,7 @@ impl LoopHooks for Governor {
         self.settle(call, outcome, took);
     }
 }
+
+#[cfg(test)]
+#[path = "governor_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@
 //! - [`budget`]: spending, signals and the `/budget` line; [`settings`]: `[budget]`;
 //! - [`cost`]: cost from `usage.cost` or prices; [`compress`]: the `compress` shell policy;
 //! - [`events`]: the event bus and its records; [`log`]: `$AGENT_HOME/events.jsonl`;
+//!   [`audit`]: what is recorded about each tool call;
 //! - [`governor`]: all of it per session, as the dispatcher's `CallPolicy` and the loop's
 //!   `LoopHooks`.
 //!
@@ -21,6 +22,7 @@
 //! - when a model call cannot be priced, the cost dimension is unknown for the rest of the
 //!   session (a partial sum would understate it).
 
+pub mod audit;
 pub mod budget;
 pub mod compress;
 pub mod cost;

@@ -103,10 +103,16 @@ pub struct Role {
 
 impl Role {
     /// Whether the tool policy lets this role call `tool` (§9.1), including the shell policy
-    /// for `bash`.
+    /// and the role's own shell-call limit for `bash`.
     pub fn allows_tool(&self, tool: &str) -> bool {
+        self.allows_tool_under(tool, &self.limits)
+    }
+
+    /// As [`Role::allows_tool`], with `limits` in force instead of the role's own (`[budget]`
+    /// overrides): `bash` is refused when they allow no shell calls.
+    pub fn allows_tool_under(&self, tool: &str, limits: &Limits) -> bool {
         if tool == "bash"
-            && (self.shell_policy == ShellPolicy::Deny || self.limits.max_shell_invocations == 0)
+            && (self.shell_policy == ShellPolicy::Deny || limits.max_shell_invocations == 0)
         {
             return false;
         }

@@ -5,6 +5,7 @@ mod budgets;
 mod cost;
 mod e2e;
 mod events;
+mod repl;
 mod roles;
 
 use std::sync::{Arc, Mutex};
