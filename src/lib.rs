@@ -12,6 +12,7 @@ pub mod cancel;
 pub mod cli;
 pub mod config;
 pub mod exit;
+pub mod governance;
 pub mod model;
 pub mod oneshot;
 pub mod permissions;

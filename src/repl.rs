@@ -14,6 +14,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
+    ("/role", "list roles, or switch with /role NAME"),
+    ("/budget", "show the session's budget"),
 ];
 
 /// A parsed line of input.
@@ -23,6 +25,9 @@ pub enum Input {
     Help,
     Exit,
     Clear,
+    /// `/role` (list) or `/role NAME` (switch).
+    Role(Option<String>),
+    Budget,
     Unknown(String),
     Empty,
 }
@@ -37,11 +42,14 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, _rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        let (command, rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        let argument = Some(rest.trim()).filter(|r| !r.is_empty()).map(str::to_string);
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
             "/clear" => Self::Clear,
+            "/role" => Self::Role(argument),
+            "/budget" => Self::Budget,
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -110,6 +118,14 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 agent.clear();
                 println!("new conversation");
             }
+            Input::Role(None) => print!("{}", agent.governor().roles_listing()),
+            Input::Role(Some(name)) => match agent.set_role(&name) {
+                Ok(()) => println!("role: {name}\n{}", agent.governor().budget_line()),
+                Err(error) => agent.sink().emit(AgentEvent::Error {
+                    message: error.to_string(),
+                }),
+            },
+            Input::Budget => println!("{}", agent.governor().budget_line()),
             Input::Unknown(name) => {
                 let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
                 agent.sink().emit(AgentEvent::Error {
@@ -163,6 +179,9 @@ mod tests {
     fn parses_commands() {
         assert_eq!(Input::parse("  /help "), Input::Help);
         assert_eq!(Input::parse("/nope x"), Input::Unknown("/nope".into()));
+        assert_eq!(Input::parse("/role"), Input::Role(None));
+        assert_eq!(Input::parse("/role  ops "), Input::Role(Some("ops".into())));
+        assert_eq!(Input::parse("/budget"), Input::Budget);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
         assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));

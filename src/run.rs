@@ -206,22 +206,35 @@ fn build_agent(
     for message in warnings {
         sink.emit(AgentEvent::Warning { message });
     }
+    let governance = crate::governance::setup(&config, &endpoint.model, Arc::clone(&sink))
+        .map_err(|error| {
+            fail(&error.to_string());
+            Exit::Usage
+        })?;
+    for message in governance.warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    let governor = governance.governor;
+    let mut registry = Registry::builtin();
+    governor.hide_denied(&mut registry);
     let exec = exec_settings(&config);
     sink.emit(AgentEvent::SessionStarted {
-        session_id: String::new(),
+        session_id: governor.session_id(),
         model: endpoint.model.clone(),
         workspace: config.workspace.clone(),
         sandbox: sandbox_line(&exec),
     });
-    Ok(Agent::new(AgentParts {
+    let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
-        registry: Registry::builtin(),
+        registry,
         permissions,
         approver,
         sink,
         exec,
-    }))
+    });
+    agent.set_governor(governor);
+    Ok(agent)
 }
 
 fn sandbox_line(exec: &ExecSettings) -> String {

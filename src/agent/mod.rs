@@ -11,10 +11,11 @@ pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
 use crate::config::Config;
+use crate::governance::{GovernanceError, Governor};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
-use crate::tools::dispatch::{CallPolicy, NoPolicy};
+use crate::tools::dispatch::CallPolicy;
 use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
 
 /// Default context window in tokens when config and the model table say nothing (§7.3).
@@ -41,6 +42,8 @@ pub struct Agent {
     permissions: Mutex<PermissionEngine>,
     approver: Arc<dyn Approver>,
     policy: Arc<dyn CallPolicy>,
+    /// Roles, budgets and policy events (§9); also `policy` and the loop's hooks.
+    governor: Arc<Governor>,
     sink: Arc<dyn EventSink>,
     exec: ExecSettings,
     files: FileTracker,
@@ -66,13 +69,15 @@ impl Agent {
             .context
             .context_window
             .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let governor = Arc::new(Governor::builtin(&parts.client.endpoint().model));
         Self {
             config: parts.config,
             client: parts.client,
             registry: parts.registry,
             permissions: Mutex::new(parts.permissions),
             approver: parts.approver,
-            policy: Arc::new(NoPolicy),
+            policy: Arc::clone(&governor) as Arc<dyn CallPolicy>,
+            governor,
             sink: parts.sink,
             exec: parts.exec,
             files: FileTracker::default(),
@@ -103,6 +108,32 @@ impl Agent {
         &self.sink
     }
 
+    pub fn governor(&self) -> &Arc<Governor> {
+        &self.governor
+    }
+
+    /// Uses `governor` for roles, budgets and policy events (replacing the built-in default
+    /// of [`Agent::new`]) and hides the tools its role denies. Call before the first turn:
+    /// the system prompt lists the tools offered when the agent was built, so build the
+    /// registry with [`Governor::hide_denied`] already applied.
+    pub fn set_governor(&mut self, governor: Arc<Governor>) {
+        governor.hide_denied(&mut self.registry);
+        self.policy = Arc::clone(&governor) as Arc<dyn CallPolicy>;
+        self.governor = governor;
+    }
+
+    /// Switches the active role (`/role NAME`): the tools offered change with it; spending
+    /// is kept (§9.2). The system prompt is left as it is (the prefix stays cacheable); the
+    /// request's tool list and the reminder name what the new role may use.
+    ///
+    /// # Errors
+    /// [`GovernanceError::UnknownRole`] listing the available roles.
+    pub fn set_role(&mut self, name: &str) -> Result<(), GovernanceError> {
+        self.governor.switch_role(name)?;
+        self.governor.hide_denied(&mut self.registry);
+        Ok(())
+    }
+
     /// Starts a new conversation (`/clear`).
     pub fn clear(&mut self) {
         self.history.clear();
@@ -110,6 +141,9 @@ impl Agent {
 
     /// Runs one user turn to its end.
     pub async fn run_turn(&mut self, input: &str, cancel: &CancelToken) -> TurnOutcome {
+        if let Some(message) = self.governor.exhausted_message() {
+            return TurnOutcome::BudgetExhausted { message };
+        }
         self.sink.emit(AgentEvent::TurnStarted {
             input: input.to_string(),
         });
@@ -129,7 +163,10 @@ impl Agent {
             policy: self.policy.as_ref(),
         };
         let workspace = self.config.workspace.clone();
-        let reminder = move || prompt::reminder(&prompt::today(), &workspace, &[]);
+        let governor = Arc::clone(&self.governor);
+        let reminder =
+            move || prompt::reminder(&prompt::today(), &workspace, &governor.reminder_lines());
+        let exhausted = || self.governor.exhausted_message();
         let cx = turn::LoopContext {
             client: &self.client,
             dispatcher: &dispatcher,
@@ -138,8 +175,9 @@ impl Agent {
             system_prompt: &self.system_prompt,
             reminder: &reminder,
             max_model_calls: self.config.run.max_turns,
-            exhausted: &|| None,
+            exhausted: &exhausted,
             on_message: &|_| {},
+            hooks: self.governor.as_ref(),
         };
         let mut stats = TurnStats::default();
         let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;

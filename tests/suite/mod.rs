@@ -1,6 +1,7 @@
 mod cli;
 mod e2e;
-mod request_shape;
-mod turn_loop;
 mod file_tools;
+mod governance;
+mod request_shape;
 mod six_step;
+mod turn_loop;
