@@ -36,6 +36,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());

@@ -189,6 +189,9 @@ impl Exchange<'_> {
                 Err(_) if complete => break,
                 Err(_) => return StreamEnd::Failed(idle(self.idle_timeout)),
                 Ok(Some(Err(_))) if complete => break,
+                Ok(Some(Err(error))) if error.is_timeout() => {
+                    return StreamEnd::Failed(idle(self.idle_timeout));
+                }
                 Ok(Some(Err(error))) => {
                     return StreamEnd::Failed(interrupted(format!(
                         "the answer stream broke: {}",

@@ -1,2 +1,3 @@
 mod cli;
+mod provider;
 mod turn_loop;
