@@ -233,9 +233,7 @@ impl Exchange<'_> {
                 message,
             }
         } else if error.is_timeout() {
-            ModelError::Interrupted(format!(
-                "the model server did not answer in time ({message})"
-            ))
+            return idle(self.idle_timeout);
         } else {
             ModelError::Interrupted(format!("the request to {} failed: {message}", self.url))
         };
