@@ -112,7 +112,7 @@ impl Exchange<'_> {
         if !status.is_success() {
             let retry_after = retry::retry_after_from_headers(response.headers());
             let body = self
-                .read_body(response, MAX_ERROR_BODY)
+                .read_body(response, MAX_ERROR_BODY, true)
                 .await
                 .unwrap_or_default();
             return classify_status(status, retry_after, &body, self.sent);
@@ -129,22 +129,25 @@ impl Exchange<'_> {
                 .await
                 .finish(gate);
         }
-        match self.read_body(response, MAX_RESPONSE_BYTES).await {
+        match self.read_body(response, MAX_RESPONSE_BYTES, false).await {
             Ok(body) => whole_body(&body, gate, on_event),
             Err(attempt) => attempt,
         }
     }
 
-    /// Reads a whole body with the idle timeout per read and a size cap.
+    /// Reads a whole body with the idle timeout per read, up to `cap` bytes: an error body is
+    /// cut there (`truncate`), an answer over the cap is an error.
     async fn read_body(
         &self,
         mut response: reqwest::Response,
         cap: usize,
+        truncate: bool,
     ) -> Result<String, Attempt> {
         let mut body = Vec::new();
         loop {
             match tokio::time::timeout(self.idle_timeout, response.chunk()).await {
                 Err(_) => return Err(idle(self.idle_timeout)),
+                Ok(Err(error)) if error.is_timeout() => return Err(idle(self.idle_timeout)),
                 Ok(Err(error)) => {
                     return Err(interrupted(format!(
                         "the answer broke off: {}",
@@ -154,12 +157,12 @@ impl Exchange<'_> {
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => {
                     body.extend_from_slice(&chunk);
-                    if body.len() >= cap {
-                        if cap == MAX_ERROR_BODY {
-                            body.truncate(cap);
-                            break;
+                    if body.len() > cap {
+                        if !truncate {
+                            return Err(too_large());
                         }
-                        return Err(too_large());
+                        body.truncate(cap);
+                        break;
                     }
                 }
             }
