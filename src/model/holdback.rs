@@ -142,13 +142,10 @@ impl Holdback {
     /// Brace matching outside strings; after the object closes only whitespace may follow.
     fn scan_json(&mut self) -> bool {
         let bytes = self.held.as_bytes();
-        for &byte in &bytes[self.scanned..] {
-            if self.closed {
-                if !byte.is_ascii_whitespace() {
-                    return false;
-                }
-                continue;
-            }
+        let mut at = self.scanned;
+        while !self.closed && at < bytes.len() {
+            let byte = bytes[at];
+            at += 1;
             if self.in_string {
                 match byte {
                     _ if self.escaped => self.escaped = false,
@@ -168,8 +165,13 @@ impl Holdback {
                 _ => {}
             }
         }
-        self.scanned = bytes.len();
-        true
+        self.scanned = at;
+        self.tail_is_blank()
+    }
+
+    /// After the call's end only whitespace (as `str::trim` sees it) may follow.
+    fn tail_is_blank(&self) -> bool {
+        !self.closed || self.held[self.scanned..].trim().is_empty()
     }
 
     /// Info string empty or `json`; the body ends at the next fence; then only whitespace.
@@ -203,9 +205,7 @@ impl Holdback {
                 }
             }
         }
-        let tail_clean = bytes[self.scanned..].iter().all(u8::is_ascii_whitespace);
-        self.scanned = bytes.len();
-        tail_clean
+        self.tail_is_blank()
     }
 
     /// Blocks `<tool_call>…</tool_call>` separated by whitespace only.
@@ -224,9 +224,9 @@ impl Holdback {
                 self.in_block = false;
                 self.scanned = from + at + TAG_CLOSE.len();
             }
-            let rest = &bytes[self.scanned..];
-            let skip = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-            let rest = &rest[skip..];
+            let after = &self.held[self.scanned..];
+            let skip = after.len() - after.trim_start().len();
+            let rest = &bytes[self.scanned + skip..];
             if rest.starts_with(TAG_OPEN) {
                 self.scanned += skip + TAG_OPEN.len();
                 self.body_start = self.scanned;

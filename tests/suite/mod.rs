@@ -1,3 +1,6 @@
 mod cli;
+mod doctor;
 mod provider;
+mod provider_client;
+mod sse_props;
 mod turn_loop;
