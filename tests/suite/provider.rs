@@ -842,3 +842,68 @@ fn request_prefix_is_byte_identical_between_requests() {
         );
     }
 }
+
+#[test]
+fn the_repl_stays_usable_after_the_last_attempt_fails() {
+    use expectrl::Expect;
+    let server = MockServer::start(vec![
+        Reply::error(503, "overloaded"),
+        Reply::error(503, "overloaded"),
+        Reply::Sse(text_events(&["second works"])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    env.config("[provider]\nmax_attempts = 2\nmax_retry_wait_secs = 0\n");
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("agent"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("AGENT_HOME", &env.agent_home)
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("BASE_URL", server.base_url())
+        .env("MODEL", "mock-model")
+        .current_dir(&env.workspace);
+    let mut session = expectrl::Session::spawn(command).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    session.expect("› ").unwrap();
+    session.send("first task\r").unwrap();
+    session.expect("(gave up after 2 attempts)").unwrap();
+    session.expect("› ").unwrap();
+    session.send("second task\r").unwrap();
+    session.expect("second works").unwrap();
+    session.expect("› ").unwrap();
+    session.send("/exit\r").unwrap();
+    session.expect(expectrl::Eof).unwrap();
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    assert_valid(&requests);
+    let users: Vec<Value> = requests[2]
+        .messages()
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "the failed turn's task stays in history");
+}
+
+#[test]
+fn double_encoded_arguments_are_unwrapped_once() {
+    let encoded = json!(json!({"command": "echo dbl"}).to_string()).to_string();
+    let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "call_d", "type": "function", "function": {"name": "bash", "arguments": encoded}}]}}]});
+    let server = MockServer::start(vec![
+        json_reply(&body.to_string()),
+        Reply::Sse(text_events(&["ok"])),
+    ]);
+    let env = env_fast(&server, "");
+    let (code, _, stderr) = run_yes(&env, "go");
+    assert_eq!(code, Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    assert_valid(&requests);
+    assert!(tool_result(&requests[1], "call_d").starts_with("dbl"));
+    let call = &assistants(&requests[1])[0]["tool_calls"][0];
+    assert_eq!(
+        call["function"]["arguments"],
+        json!(r#"{"command":"echo dbl"}"#)
+    );
+}
