@@ -60,7 +60,7 @@ pub fn hint(status: u16, body: &str) -> Option<&'static str> {
     }
     match status {
         401 | 403 => Some("check API_KEY"),
-        402 => Some("check the account's credit with the provider"),
+        402 | 429 => Some("check the account's plan, credit and billing with the provider"),
         404 => Some("check MODEL and BASE_URL"),
         _ => None,
     }
@@ -139,9 +139,48 @@ pub fn rejects_stream_options(status: u16, body: &str) -> bool {
     matches!(status, 400 | 422) && body.to_lowercase().contains("stream_options")
 }
 
-/// Whether a 400/422/501 says the server cannot stream.
+/// Whether a 400/422/501 says the server cannot stream: the word `stream` (not `upstream`,
+/// not `stream_options`) next to a refusal.
 pub fn rejects_streaming(status: u16, body: &str) -> bool {
-    matches!(status, 400 | 422 | 501) && body.to_lowercase().contains("stream")
+    if !matches!(status, 400 | 422 | 501) {
+        return false;
+    }
+    let lower = body.to_lowercase();
+    let refusal = [
+        "not support",
+        "unsupported",
+        "not allowed",
+        "not available",
+        "not implemented",
+        "invalid",
+        "unknown",
+        "unrecognized",
+        "extra",
+        "disabled",
+        "cannot",
+    ];
+    (has_word(&lower, "stream") || has_word(&lower, "streaming"))
+        && (status == 501 || refusal.iter().any(|r| lower.contains(r)))
+}
+
+/// Whether `word` occurs in `text` with no letter, digit or `_` on either side.
+fn has_word(text: &str, word: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
+/// Whether a 429 means the account is out of quota or credit (OpenAI `insufficient_quota`):
+/// waiting does not help, so it is not retried.
+pub fn is_quota_exhausted(status: u16, body: &str) -> bool {
+    let lower = body.to_lowercase();
+    status == 429
+        && ["insufficient_quota", "exceeded your current quota"]
+            .iter()
+            .any(|needle| lower.contains(needle))
 }
 
 /// An error object the server sent with status 200 (inside a stream or as the whole body):
@@ -256,8 +295,27 @@ mod tests {
             400,
             "Unrecognized request argument supplied: stream_options"
         ));
-        assert!(rejects_streaming(400, "streaming is not supported"));
-        assert!(!rejects_streaming(401, "stream"));
+        assert!(rejects_streaming(400, "stream is not supported"));
+        assert!(rejects_streaming(
+            422,
+            "body.stream: extra fields not permitted"
+        ));
+        assert!(rejects_streaming(501, "stream"));
+        assert!(rejects_streaming(
+            400,
+            "Streaming is not supported for this model"
+        ));
+        assert!(!rejects_streaming(400, "streaming is great"), "no refusal");
+        assert!(
+            !rejects_streaming(400, "upstream provider: invalid request"),
+            "upstream"
+        );
+        assert!(!rejects_streaming(401, "stream is not supported"));
+        assert!(is_quota_exhausted(
+            429,
+            r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#
+        ));
+        assert!(!is_quota_exhausted(429, "rate limit exceeded"));
         assert_eq!(
             hint(
                 400,

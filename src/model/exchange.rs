@@ -294,7 +294,18 @@ fn whole_body(
             None => interrupted("the answer stream ended before it was complete".into()),
         };
     }
-    match wire::parse_response(body) {
+    let parsed = wire::parse_response(body);
+    if parsed.is_err() && body.trim_start().starts_with('{') && body.trim().contains('\n') {
+        // Several JSON objects, one a line (NDJSON sent for a stream request).
+        let (events, raw) = super::accumulate::parse_stream(body.as_bytes());
+        if let Some(raw) = raw {
+            for event in events {
+                show(event, &mut gate, on_event);
+            }
+            return Attempt::Done(raw, gate);
+        }
+    }
+    match parsed {
         Ok(raw) => {
             if !raw.reasoning.is_empty() {
                 on_event(StreamEvent::Reasoning(raw.reasoning.clone()));
@@ -370,7 +381,7 @@ pub fn classify_status(
     if let Some(adjustment) = adjustment {
         return Attempt::Adjust(adjustment, error);
     }
-    if retry::is_retryable_status(code) {
+    if retry::is_retryable_status(code) && !classify::is_quota_exhausted(code, body) {
         Attempt::Retry {
             reason: format!("the server answered {code}"),
             retry_after,

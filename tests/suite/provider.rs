@@ -907,3 +907,37 @@ fn double_encoded_arguments_are_unwrapped_once() {
         json!(r#"{"command":"echo dbl"}"#)
     );
 }
+
+#[test]
+fn quota_exhausted_429_is_not_retried() {
+    let server = MockServer::start(vec![Reply::Status {
+        status: 429,
+        headers: vec![],
+        body: r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#.into(),
+    }]);
+    let env = env_fast(&server, "");
+    let (code, _, stderr) = run_yes(&env, "go");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("You exceeded your current quota"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(check the account's plan, credit and billing with the provider)"),
+        "{stderr}"
+    );
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn an_upstream_400_does_not_turn_streaming_off() {
+    let server = MockServer::start(vec![Reply::error(
+        400,
+        "upstream provider returned an invalid request error",
+    )]);
+    let env = env_fast(&server, "");
+    let (code, _, stderr) = run_yes(&env, "go");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("does not stream"), "{stderr}");
+    assert_eq!(server.chat_requests().len(), 1);
+}
