@@ -388,3 +388,99 @@ proptest! {
         prop_assert_eq!((reasoning, content), (whole.reasoning, whole.content));
     }
 }
+
+/// Throughput of the stream path (benchmark, not a timed test): run with
+/// `cargo test --release --test all sse_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn sse_throughput() {
+    use std::time::Instant;
+    // A 200 KB write_file call streamed in 4-character fragments, then 20,000 text deltas.
+    let content: String = "fn main() { println!(\"hello\"); }\n".repeat(6_000);
+    let arguments = json!({"path": "src/main.rs", "content": content}).to_string();
+    let mut events: Vec<Value> = arguments
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .enumerate()
+        .map(|(i, piece)| {
+            let mut fragment =
+                json!({"index": 0, "function": {"arguments": piece.iter().collect::<String>()}});
+            if i == 0 {
+                fragment["id"] = json!("call_1");
+                fragment["function"]["name"] = json!("write_file");
+            }
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]})
+        })
+        .collect();
+    let call_chunks = events.len();
+    let calls_bytes = render(
+        &events,
+        &Framing {
+            line_end: "\n",
+            space: true,
+            comments: false,
+            done_space: true,
+        },
+        true,
+    );
+    events.clear();
+    for i in 0..20_000 {
+        events.push(json!({"choices": [{"index": 0, "delta": {"content": format!("word{i} ")}}]}));
+    }
+    events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    let text_bytes = render(
+        &events,
+        &Framing {
+            line_end: "\n",
+            space: true,
+            comments: false,
+            done_space: true,
+        },
+        true,
+    );
+    for (label, bytes, chunks) in [
+        ("tool call", &calls_bytes, call_chunks),
+        ("text", &text_bytes, 20_001),
+    ] {
+        let started = Instant::now();
+        let rounds = 5;
+        for _ in 0..rounds {
+            let mut parser = SseParser::new();
+            let mut accumulator = Accumulator::new();
+            for piece in bytes.chunks(1400) {
+                for event in parser.push(piece) {
+                    accumulator.apply(&event);
+                }
+            }
+            assert!(accumulator.finish().is_some());
+        }
+        let per_round = started.elapsed() / rounds;
+        let mb = bytes.len() as f64 / 1e6;
+        println!(
+            "{label}: {mb:.1} MB, {chunks} chunks in {:.1} ms = {:.0} MB/s, {:.2} µs per chunk",
+            per_round.as_secs_f64() * 1e3,
+            mb / per_round.as_secs_f64(),
+            per_round.as_secs_f64() * 1e6 / chunks as f64
+        );
+    }
+    // The holdback gate on a 200 KB text-written call arriving 4 characters at a time.
+    let call = format!("{{\"name\": \"write_file\", \"arguments\": {arguments}}}");
+    let pieces: Vec<String> = call
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .map(|c| c.iter().collect())
+        .collect();
+    let started = Instant::now();
+    let mut gate = Holdback::new(true);
+    for piece in &pieces {
+        assert!(gate.push(piece).is_none());
+    }
+    println!(
+        "holdback: {} KB call in {} pieces held in {:.2} ms",
+        call.len() / 1024,
+        pieces.len(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+}
