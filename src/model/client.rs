@@ -72,6 +72,8 @@ impl Client {
             .build()
             .map_err(|e| ModelError::Setup(exchange::error_chain(&e)))?;
         let start = retry::random_u64();
+        let mut endpoint = endpoint;
+        endpoint.base_url = base_url(&endpoint.base_url);
         Ok(Self {
             http,
             endpoint,
@@ -322,6 +324,15 @@ impl Client {
     }
 }
 
+/// The base URL without a trailing `/` or a pasted `/chat/completions` (users copy the full
+/// endpoint from provider docs).
+pub fn base_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    url.strip_suffix("/chat/completions")
+        .unwrap_or(url)
+        .to_string()
+}
+
 /// `call` + 5 base-36 digits of `n` (mod 36^5): 9 alphanumerics.
 pub fn synthesized_id(n: u64) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
@@ -354,6 +365,16 @@ fn sends_reasoning(body: &serde_json::Value) -> bool {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn base_urls_are_normalised() {
+        assert_eq!(base_url("http://h/v1/"), "http://h/v1");
+        assert_eq!(
+            base_url("https://api.x.com/v1/chat/completions"),
+            "https://api.x.com/v1"
+        );
+        assert_eq!(base_url(" http://h:8080/v1 "), "http://h:8080/v1");
+    }
 
     #[test]
     fn synthesized_ids_are_nine_alphanumerics() {
