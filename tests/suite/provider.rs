@@ -941,3 +941,16 @@ fn an_upstream_400_does_not_turn_streaming_off() {
     assert!(!stderr.contains("does not stream"), "{stderr}");
     assert_eq!(server.chat_requests().len(), 1);
 }
+
+#[test]
+fn every_provider_payload_case_is_served_by_a_test_here() {
+    let source = include_str!("provider.rs");
+    for line in CASES.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let id = case["id"].as_str().unwrap();
+        assert!(
+            source.contains(&format!("\"{id}\"")),
+            "case `{id}` has no test"
+        );
+    }
+}
