@@ -11,6 +11,7 @@ pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod exit;
 pub mod governance;
 pub mod model;

@@ -184,6 +184,9 @@ mod tests {
         assert_eq!(Input::parse("/budget"), Input::Budget);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
-        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
+        assert_eq!(
+            Input::parse("// comment-like task"),
+            Input::Task("// comment-like task".into())
+        );
     }
 }

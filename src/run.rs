@@ -12,7 +12,7 @@ use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
 use crate::cli::{CheckArgs, Cli, Command, RunArgs, SandboxArg};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
-use crate::model::{Client, ProviderSettings, TextToolCalls};
+use crate::model::{Client, ProviderSettings};
 use crate::permissions::approval::{AlwaysYes, NoTerminal};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::{ExecSettings, SandboxMode};
@@ -26,18 +26,27 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Done
+            }
+            .into();
         }
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
             Exit::Done
         }
         Some(command) => {
-            fail(&format!("`{}` is not available yet", command_name(&command)));
+            fail(&format!(
+                "`{}` is not available yet",
+                command_name(&command)
+            ));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -104,7 +113,10 @@ fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
+            println!(
+                "  {}: {} — {}{rule}",
+                part.decision, part.command, part.reason
+            );
         }
     }
     Exit::Done
@@ -154,14 +166,21 @@ fn session(args: &RunArgs) -> Exit {
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
+        let no_color = config
+            .environment
+            .get("NO_COLOR")
+            .is_some_and(|v| !v.is_empty())
             || config.environment.get("TERM") == Some("dumb");
         let text_target = if interactive || stdout_tty {
             Target::Stdout
         } else {
             Target::Stderr
         };
-        let activity = if interactive { Target::Stdout } else { Target::Stderr };
+        let activity = if interactive {
+            Target::Stdout
+        } else {
+            Target::Stderr
+        };
         let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
@@ -243,48 +262,21 @@ fn sandbox_line(exec: &ExecSettings) -> String {
         SandboxMode::ReadOnly => "read-only",
         SandboxMode::Off => "off",
     };
-    let network = if exec.network { "network on" } else { "network off" };
+    let network = if exec.network {
+        "network on"
+    } else {
+        "network off"
+    };
     format!("sandbox {mode}, {network}")
 }
 
-/// `[provider]` from the user config.
+/// `[provider]` from the user config (never the project file; see
+/// [`crate::model::settings`]).
 ///
 /// # Errors
-/// [`ConfigError::Invalid`] for an unknown `text_tool_calls` value or a bad `extra_body`.
+/// [`ConfigError::Invalid`] naming the key and the bad value.
 pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigError> {
-    let section = &config.user.provider;
-    let defaults = ProviderSettings::default();
-    let text_tool_calls = match section.text_tool_calls.as_deref() {
-        None | Some("auto") => TextToolCalls::Auto,
-        Some("off") => TextToolCalls::Off,
-        Some(other) => {
-            return Err(ConfigError::Invalid(format!(
-                "[provider] text_tool_calls = `{other}`; expected `auto` or `off`"
-            )));
-        }
-    };
-    let extra_body = match &section.extra_body {
-        None => serde_json::Map::new(),
-        Some(table) => match serde_json::to_value(table) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => {
-                return Err(ConfigError::Invalid(
-                    "[provider] extra_body must be a table".into(),
-                ));
-            }
-        },
-    };
-    let secs = std::time::Duration::from_secs;
-    Ok(ProviderSettings {
-        headers: section.headers.clone(),
-        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
-        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
-        max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
-        text_tool_calls,
-        stream: section.stream.unwrap_or(true),
-        extra_body,
-    })
+    ProviderSettings::from_section(&config.user.provider).map_err(ConfigError::Invalid)
 }
 
 fn exec_settings(config: &Config) -> ExecSettings {

@@ -112,6 +112,11 @@ pub struct ProviderSection {
     pub text_tool_calls: Option<String>,
     /// Stream responses (default true).
     pub stream: Option<bool>,
+    /// Where `reasoning_content` is sent back: `tool-calls` (default), `all`, `off`.
+    pub send_reasoning: Option<String>,
+    /// Content of tool-only assistant messages: `auto` (default: null, `""` after a server
+    /// rejects null), `null`, `empty`.
+    pub tool_call_content: Option<String>,
     /// Fields merged into every request body, e.g. OpenRouter's `usage = { include = true }`.
     pub extra_body: Option<toml::Table>,
 }

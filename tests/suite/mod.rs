@@ -1,7 +1,11 @@
 mod cli;
+mod doctor;
 mod e2e;
 mod file_tools;
 mod governance;
+mod provider;
+mod provider_client;
 mod request_shape;
 mod six_step;
+mod sse_props;
 mod turn_loop;
