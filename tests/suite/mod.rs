@@ -1,3 +1,4 @@
 mod cli;
 mod turn_loop;
 mod sandbox;
+mod bash_tool;

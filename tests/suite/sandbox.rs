@@ -314,7 +314,7 @@ fn commands_cannot_signal_processes_outside_the_sandbox() {
 }
 
 /// Processes whose environment holds `marker` (no pkill: /proc is read directly).
-fn survivors(marker: &str) -> Vec<u32> {
+pub fn survivors(marker: &str) -> Vec<u32> {
     let needle = marker.as_bytes();
     std::fs::read_dir("/proc")
         .unwrap()
