@@ -62,6 +62,8 @@ const NETWORK_FAILURES: &[&str] = &[
     "connect: operation not permitted",
     "bind: permission denied",
     "listen: operation not permitted",
+    ": /dev/tcp/",
+    ": /dev/udp/",
 ];
 
 /// Most blocked paths named in one result.
@@ -162,7 +164,14 @@ fn paths_in(line: &str) -> Vec<&str> {
             found.push(word);
         }
     }
-    found.retain(|p| !p.is_empty() && !p.contains("://") && p.len() < 4096);
+    // `/dev/tcp/HOST/PORT` is bash's network redirection, not a file.
+    found.retain(|p| {
+        !p.is_empty()
+            && !p.contains("://")
+            && !p.starts_with("/dev/tcp/")
+            && !p.starts_with("/dev/udp/")
+            && p.len() < 4096
+    });
     found
 }
 
@@ -363,7 +372,7 @@ mod tests {
     #[test]
     fn network_failures_get_one_note() {
         let policy = policy(SandboxMode::WorkspaceWrite, &[Path::new("/nowhere")]);
-        let text = "curl: (6) Could not resolve host: example.com\nconnect: Permission denied\n";
+        let text = "curl: (6) Could not resolve host: example.com\nbash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/80: Permission denied\n";
         let notes = explain(text, &policy, Path::new("/"), true);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("[network access is blocked by the sandbox (network off)"));

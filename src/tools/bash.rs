@@ -160,3 +160,100 @@ fn ending_notes(outcome: &ExecOutcome) -> Vec<String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::sandbox::SandboxMode;
+    use crate::sandbox::capture::Captured;
+    use crate::sandbox::policy::Policy;
+    use pretty_assertions::assert_eq;
+
+    fn outcome(text: &str, ending: Ending, confinement: Confinement) -> ExecOutcome {
+        ExecOutcome {
+            output: Captured {
+                text: text.to_string(),
+                ..Captured::default()
+            },
+            ending,
+            background: Background::None,
+            confinement,
+            sandbox_error: None,
+        }
+    }
+
+    fn job() -> Job<'static> {
+        Job {
+            command: "x",
+            cwd: Path::new("/w"),
+            workspace: Path::new("/w"),
+            timeout: Duration::from_secs(2),
+            budget: 1000,
+        }
+    }
+
+    #[test]
+    fn notes_follow_the_output_one_per_line() {
+        let mut result = outcome("partial", Ending::Exited(2), Confinement::Off);
+        result.background = Background::Stopped;
+        assert_eq!(
+            render(&result, &job()),
+            "partial\n[background processes still running when the shell exited were stopped; start and use a server within one command]\n[exit code 2]"
+        );
+        let quiet = outcome("", Ending::Exited(0), Confinement::Off);
+        assert_eq!(render(&quiet, &job()), "(no output)");
+        let interrupted = outcome("x\n", Ending::Interrupted, Confinement::Off);
+        assert_eq!(render(&interrupted, &job()), "x\n[interrupted by user]");
+    }
+
+    #[test]
+    fn unsandboxed_commands_say_so() {
+        let reason = "this kernel has no Landlock support".to_string();
+        let result = outcome(
+            "hi\n",
+            Ending::Exited(0),
+            Confinement::Unsandboxed { reason },
+        );
+        assert_eq!(
+            render(&result, &job()),
+            "hi\n[unsandboxed: this kernel has no Landlock support; this command ran without confinement]"
+        );
+    }
+
+    #[test]
+    fn timeout_says_killed_after_n_seconds_and_flags_prompts() {
+        let prompt = outcome(
+            "Password: ",
+            Ending::TimedOut(Duration::from_secs(2)),
+            Confinement::Off,
+        );
+        let text = render(&prompt, &job());
+        assert!(text.starts_with("Password: \n[timed out after 2s: the command and its process group were killed. Narrow it"), "{text}");
+        assert!(
+            text.ends_with("(-y, --yes, -m MESSAGE, --no-pager, --batch)]"),
+            "{text}"
+        );
+        let busy = outcome(
+            "compiling\n",
+            Ending::TimedOut(Duration::from_secs(2)),
+            Confinement::Off,
+        );
+        assert!(!render(&busy, &job()).contains("interactive"));
+    }
+
+    #[test]
+    fn sandbox_blocks_are_explained_for_confined_commands_only() {
+        let policy = Policy {
+            mode: SandboxMode::ReadOnly,
+            network: false,
+            writable: Vec::new(),
+        };
+        let text = "curl: (6) Could not resolve host: example.com\n";
+        let confined = outcome(text, Ending::Exited(6), Confinement::Confined(policy));
+        assert!(render(&confined, &job()).contains("[network access is blocked by the sandbox"));
+        let off = outcome(text, Ending::Exited(6), Confinement::Off);
+        assert!(!render(&off, &job()).contains("sandbox"));
+    }
+}

@@ -395,3 +395,34 @@ fn agent_process_stays_unconfined() {
     assert!(saved.contains("/exit"), "{saved}");
     assert!(!saved.contains("clobbered"), "{saved}");
 }
+
+#[test]
+fn sandbox_required_runs_confined_where_landlock_works() {
+    if !landlock() {
+        return;
+    }
+    let server = MockServer::start(script(&[("echo $AGENT_SANDBOX", None)]));
+    let env = TestEnv::with_server(&server);
+    let (results, stderr) = session(&env, &server, &["--sandbox", "required"]);
+    assert!(
+        stderr.contains("sandbox workspace-write, network off"),
+        "{stderr}"
+    );
+    assert_eq!(results, vec!["workspace-write\n".to_string()]);
+}
+
+#[test]
+fn sandbox_off_is_announced_and_unconfined() {
+    let outside = outside_dir();
+    let target = outside.path().join("allowed");
+    let command = format!("echo $AGENT_SANDBOX > {}", target.display());
+    let server = MockServer::start(script(&[(&command, None)]));
+    let env = TestEnv::with_server(&server);
+    let (results, stderr) = session(&env, &server, &["--sandbox", "off"]);
+    assert!(
+        stderr.contains("sandbox off: shell commands are not confined"),
+        "{stderr}"
+    );
+    assert_eq!(results, vec!["(no output)".to_string()]);
+    assert_eq!(std::fs::read_to_string(target).unwrap(), "off\n");
+}

@@ -509,3 +509,33 @@ fn helper_refuses_malformed_arguments() {
         "agent: sandbox error: sandbox mode `off` is not one of workspace-write, read-only\n"
     );
 }
+
+/// Calls a raw system call from Python and prints `ok` or the errno name.
+#[cfg(target_arch = "x86_64")]
+fn syscall_command(number: u32, args: &str) -> String {
+    format!(
+        "python3 -c \"import ctypes, errno; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall({number}, {args}); print('ok' if r >= 0 else errno.errorcode[ctypes.get_errno()])\""
+    )
+}
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn seccomp_refuses_what_landlock_cannot_express() {
+    if !landlock() {
+        return;
+    }
+    let place = Place::new();
+    // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0), io_uring_setup(0, NULL),
+    // userfaultfd(0): allowed unconfined, refused in the sandbox.
+    let calls = [(250, "0, -3, 0"), (425, "1, 0"), (323, "0")];
+    for (number, args) in calls {
+        let command = syscall_command(number, args);
+        let confined = place.run(&settings(SandboxMode::WorkspaceWrite, true), &command);
+        assert_eq!(confined.output.text, "EPERM\n", "syscall {number}");
+    }
+    let unconfined = place.run(
+        &settings(SandboxMode::Off, false),
+        &syscall_command(250, "0, -3, 0"),
+    );
+    assert_eq!(unconfined.output.text, "ok\n");
+}
