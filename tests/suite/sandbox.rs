@@ -539,3 +539,17 @@ fn seccomp_refuses_what_landlock_cannot_express() {
     );
     assert_eq!(unconfined.output.text, "ok\n");
 }
+
+#[test]
+fn confined_commands_have_no_new_privileges_and_a_seccomp_filter() {
+    if !landlock() {
+        return;
+    }
+    let place = Place::new();
+    let command = "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; echo $AGENT_SANDBOX";
+    let outcome = place.run(&settings(SandboxMode::ReadOnly, false), command);
+    assert_eq!(
+        outcome.output.text,
+        "NoNewPrivs:\t1\nSeccomp:\t2\nread-only\n"
+    );
+}

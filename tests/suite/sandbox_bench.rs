@@ -136,7 +136,10 @@ fn sandbox_bench_peak_rss_one_gib() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let started = Instant::now();
-    #[expect(clippy::zombie_processes, reason = "reaped below with wait4 for its rusage")]
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped below with wait4 for its rusage"
+    )]
     let child = command.spawn().unwrap();
     let pid = i32::try_from(child.id()).unwrap();
     // The agent's own high-water mark, sampled until it exits (VmHWM only grows).
