@@ -208,6 +208,16 @@ fn build_command(job: &Job<'_>, settings: &ExecSettings, confinement: &Confineme
     command
 }
 
+/// Where the supervision of a command stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// SIGTERM sent to the group at this time.
+    Terminating(Instant),
+    /// SIGKILL sent to the group at this time.
+    Killed(Instant),
+}
+
 /// Watches one running command: its pipe, its exit, its process group.
 struct Monitor {
     child: Child,
@@ -242,55 +252,58 @@ impl Monitor {
         cancel: &CancelToken,
     ) -> (Ending, Background) {
         let deadline = Instant::now() + timeout;
-        let mut stop: Option<(Ending, Instant)> = None;
+        let mut phase = Phase::Running;
+        let mut stop = None;
         let mut background = Background::None;
-        let mut term_sent: Option<Instant> = None;
-        let mut kill_sent: Option<Instant> = None;
         loop {
-            let now = Instant::now();
-            let mut wake = now + CANCEL_POLL;
-            if stop.is_none() && term_sent.is_none() {
-                wake = wake.min(deadline);
-            }
-            if term_sent.is_some() || self.pidfd.is_none() {
-                wake = wake.min(now + GROUP_POLL);
-            }
-            self.wait(wake.saturating_duration_since(now));
+            self.wait(self.next_wake(phase, deadline));
             self.drain(DRAIN_SLICE);
             self.reap();
             let now = Instant::now();
-            if term_sent.is_none() {
-                let reason = if self.status.is_some() {
-                    if !group_alive(self.pgid) {
-                        break;
-                    }
+            let gone = self.status.is_some() && !group_alive(self.pgid);
+            phase = match phase {
+                _ if gone => break,
+                Phase::Running if self.status.is_some() => {
                     background = Background::Stopped;
-                    None
-                } else if cancel.is_cancelled() {
-                    Some(Ending::Interrupted)
-                } else if now >= deadline {
-                    Some(Ending::TimedOut(timeout))
-                } else {
-                    continue;
-                };
-                stop = reason.map(|ending| (ending, now));
-                signal_group(self.pgid, libc::SIGTERM);
-                term_sent = Some(now);
-                continue;
-            }
-            if self.status.is_some() && !group_alive(self.pgid) {
-                break;
-            }
-            match (term_sent, kill_sent) {
-                (Some(at), None) if now >= at + grace => {
-                    signal_group(self.pgid, libc::SIGKILL);
-                    kill_sent = Some(now);
+                    self.terminate(now)
                 }
-                (_, Some(at)) if now >= at + grace => break,
-                _ => {}
-            }
+                Phase::Running if cancel.is_cancelled() => {
+                    stop = Some(Ending::Interrupted);
+                    self.terminate(now)
+                }
+                Phase::Running if now >= deadline => {
+                    stop = Some(Ending::TimedOut(timeout));
+                    self.terminate(now)
+                }
+                Phase::Terminating(at) if now >= at + grace => {
+                    signal_group(self.pgid, libc::SIGKILL);
+                    Phase::Killed(now)
+                }
+                Phase::Killed(at) if now >= at + grace => break,
+                other => other,
+            };
         }
-        self.finish(stop.map(|(ending, _)| ending), background)
+        self.finish(stop, background)
+    }
+
+    /// SIGTERM to the whole group.
+    fn terminate(&self, now: Instant) -> Phase {
+        signal_group(self.pgid, libc::SIGTERM);
+        Phase::Terminating(now)
+    }
+
+    /// How long to sleep: until the deadline or the next cancel check while running; short
+    /// ticks while a group dies (nothing signals that) or when there is no pidfd.
+    fn next_wake(&self, phase: Phase, deadline: Instant) -> Duration {
+        let now = Instant::now();
+        let mut wake = now + CANCEL_POLL;
+        if phase == Phase::Running {
+            wake = wake.min(deadline);
+        }
+        if phase != Phase::Running || self.pidfd.is_none() {
+            wake = wake.min(now + GROUP_POLL);
+        }
+        wake.saturating_duration_since(now)
     }
 
     /// Reaps the shell if needed, reads what is left, and settles the ending.
