@@ -382,3 +382,58 @@ fn exit_code(status: ExitStatus) -> i32 {
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn unavailable(required: bool) -> ExecSettings {
+        ExecSettings {
+            required,
+            status: SandboxStatus::Unavailable {
+                reason: "no Landlock here".to_string(),
+            },
+            ..ExecSettings::default()
+        }
+    }
+
+    fn job(dir: &Path) -> Job<'_> {
+        Job {
+            command: "echo $AGENT_SANDBOX",
+            cwd: dir,
+            workspace: dir,
+            timeout: Duration::from_secs(10),
+            budget: 1000,
+        }
+    }
+
+    #[test]
+    fn without_landlock_commands_run_marked_unsandboxed() -> Result<(), ExecError> {
+        let dir = tempfile::tempdir()?;
+        let outcome = run(&job(dir.path()), &unavailable(false), &CancelToken::new())?;
+        assert_eq!(outcome.output.text, "unsandboxed\n");
+        assert_eq!(
+            outcome.confinement,
+            Confinement::Unsandboxed {
+                reason: "no Landlock here".to_string()
+            }
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn without_landlock_required_refuses_to_run() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let error = run(&job(dir.path()), &unavailable(true), &CancelToken::new())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "the sandbox is required but unavailable (no Landlock here); the command did not run"
+            )
+        );
+        Ok(())
+    }
+}

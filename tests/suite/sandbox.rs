@@ -553,3 +553,19 @@ fn confined_commands_have_no_new_privileges_and_a_seccomp_filter() {
         "NoNewPrivs:\t1\nSeccomp:\t2\nread-only\n"
     );
 }
+
+#[test]
+fn commands_cannot_ptrace_the_agent() {
+    if !landlock() {
+        return;
+    }
+    let place = Place::new();
+    let me = std::process::id();
+    // PTRACE_SEIZE (0x4206, attaches without stopping) to this test process, which plays
+    // the agent.
+    let command = format!(
+        "python3 -c \"import ctypes, errno; libc = ctypes.CDLL(None, use_errno=True); r = libc.ptrace(0x4206, {me}, 0, 0); print('attached' if r == 0 else errno.errorcode[ctypes.get_errno()])\""
+    );
+    let outcome = place.run(&settings(SandboxMode::WorkspaceWrite, true), &command);
+    assert_eq!(outcome.output.text, "EPERM\n");
+}
