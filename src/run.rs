@@ -9,19 +9,23 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
-use crate::cli::{CheckArgs, Cli, Command, RunArgs, SandboxArg};
+use crate::cli::{CheckArgs, Cli, Command, RunArgs};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
 use crate::model::{Client, ProviderSettings};
 use crate::permissions::approval::{AlwaysYes, NoTerminal};
 use crate::permissions::{Approver, PermissionEngine};
-use crate::sandbox::{ExecSettings, SandboxMode};
+use crate::sandbox;
 use crate::tools::Registry;
 use crate::ui::approval::TerminalApprover;
 use crate::ui::terminal::{Target, TerminalSink};
 
 /// Runs `agent` with `args` (including the program name) and returns the exit code.
 pub fn run(args: Vec<OsString>) -> ExitCode {
+    // The sandbox helper runs before every shell command: skip everything else.
+    if args.get(1).is_some_and(|arg| arg == sandbox::helper::NAME) {
+        return helper_exit(sandbox::helper::main(&args[2..]));
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
@@ -42,6 +46,10 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
             Exit::Done
         }
+        Some(Command::Sandbox(args)) => {
+            let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
+            return helper_exit(sandbox::helper::main(&args));
+        }
         Some(command) => {
             fail(&format!(
                 "`{}` is not available yet",
@@ -52,6 +60,10 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         None => session(&cli.run),
     };
     exit.into()
+}
+
+fn helper_exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn command_name(command: &Command) -> &'static str {
@@ -236,13 +248,20 @@ fn build_agent(
     let governor = governance.governor;
     let mut registry = Registry::builtin();
     governor.hide_denied(&mut registry);
-    let exec = exec_settings(&config);
+    let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
+        fail(&error.to_string());
+        Exit::Usage
+    })?;
     sink.emit(AgentEvent::SessionStarted {
         session_id: governor.session_id(),
         model: endpoint.model.clone(),
         workspace: config.workspace.clone(),
-        sandbox: sandbox_line(&exec),
+        sandbox: sandbox::settings::banner(&sandbox.exec),
     });
+    for message in sandbox.warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    let exec = sandbox.exec;
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
@@ -256,20 +275,6 @@ fn build_agent(
     Ok(agent)
 }
 
-fn sandbox_line(exec: &ExecSettings) -> String {
-    let mode = match exec.mode {
-        SandboxMode::WorkspaceWrite => "workspace-write",
-        SandboxMode::ReadOnly => "read-only",
-        SandboxMode::Off => "off",
-    };
-    let network = if exec.network {
-        "network on"
-    } else {
-        "network off"
-    };
-    format!("sandbox {mode}, {network}")
-}
-
 /// `[provider]` from the user config (never the project file; see
 /// [`crate::model::settings`]).
 ///
@@ -277,19 +282,4 @@ fn sandbox_line(exec: &ExecSettings) -> String {
 /// [`ConfigError::Invalid`] naming the key and the bad value.
 pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigError> {
     ProviderSettings::from_section(&config.user.provider).map_err(ConfigError::Invalid)
-}
-
-fn exec_settings(config: &Config) -> ExecSettings {
-    let mode = match config.run.sandbox {
-        Some(SandboxArg::ReadOnly) => SandboxMode::ReadOnly,
-        Some(SandboxArg::Off) => SandboxMode::Off,
-        _ => SandboxMode::WorkspaceWrite,
-    };
-    ExecSettings {
-        mode,
-        network: config.run.network || config.user.sandbox.network.unwrap_or(false),
-        writable_roots: config.user.sandbox.writable_roots.clone(),
-        env_remove: config.secret_vars.clone(),
-        ..ExecSettings::default()
-    }
 }

@@ -1,3 +1,4 @@
+mod bash_tool;
 mod cli;
 mod doctor;
 mod e2e;
@@ -6,6 +7,8 @@ mod governance;
 mod provider;
 mod provider_client;
 mod request_shape;
+mod sandbox;
+mod sandbox_bench;
 mod six_step;
 mod sse_props;
 mod turn_loop;

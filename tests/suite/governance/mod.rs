@@ -209,7 +209,10 @@ pub fn in_process_with(
         permissions,
         approver: Arc::new(AlwaysYes),
         sink,
-        exec: ExecSettings::default(),
+        exec: ExecSettings {
+            helper: std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent")),
+            ..ExecSettings::default()
+        },
     });
     agent.set_governor(setup.governor);
     (agent, recorder)
