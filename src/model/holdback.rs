@@ -29,8 +29,14 @@ enum Mode {
     Released,
 }
 
-const TAG_OPEN: &[u8] = b"<tool_call>";
-const TAG_CLOSE: &[u8] = b"</tool_call>";
+/// Tag pairs that may wrap text-written calls (see [`super::text_calls`]); `<function`
+/// comes last so the longer `<function_calls>` is tried first.
+const TAGS: &[(&[u8], &[u8])] = &[
+    (b"<tool_call>", b"</tool_call>"),
+    (b"<tools>", b"</tools>"),
+    (b"<function_calls>", b"</function_calls>"),
+    (b"<function", b"</function>"),
+];
 const FENCE: &[u8] = b"```";
 
 /// The gate between the streamed text and the screen.
@@ -50,8 +56,10 @@ pub struct Holdback {
     closed: bool,
     /// Fence: the info line has been checked.
     info_checked: bool,
-    /// Tagged: inside a block (between `<tool_call>` and `</tool_call>`).
+    /// Tagged: inside a block (between an opening tag and `close`).
     in_block: bool,
+    /// Tagged: the closing tag of the current block.
+    close: &'static [u8],
 }
 
 impl Holdback {
@@ -73,6 +81,7 @@ impl Holdback {
             closed: false,
             info_checked: false,
             in_block: false,
+            close: b"",
         }
     }
 
@@ -113,13 +122,16 @@ impl Holdback {
         if rest.is_empty() {
             return;
         }
+        let tag = TAGS.iter().find(|(open, _)| rest.starts_with(open));
         let (shape, opener) = if rest[0] == b'{' {
             (Shape::Json, 0)
-        } else if rest.starts_with(TAG_OPEN) {
-            (Shape::Tagged, TAG_OPEN.len())
+        } else if let Some((open, close)) = tag {
+            self.close = close;
+            (Shape::Tagged, open.len())
         } else if rest.starts_with(FENCE) {
             (Shape::Fence, FENCE.len())
-        } else if TAG_OPEN.starts_with(rest) || FENCE.starts_with(rest) {
+        } else if TAGS.iter().any(|(open, _)| open.starts_with(rest)) || FENCE.starts_with(rest)
+        {
             return;
         } else {
             self.mode = Mode::Released;
@@ -139,30 +151,41 @@ impl Holdback {
         }
     }
 
-    /// Brace matching outside strings; after the object closes only whitespace may follow.
+    /// Brace matching outside strings; after an object closes only whitespace or another
+    /// object may follow.
     fn scan_json(&mut self) -> bool {
         let bytes = self.held.as_bytes();
         let mut at = self.scanned;
-        while !self.closed && at < bytes.len() {
-            let byte = bytes[at];
-            at += 1;
-            if self.in_string {
+        loop {
+            while !self.closed && at < bytes.len() {
+                let byte = bytes[at];
+                at += 1;
+                if self.in_string {
+                    match byte {
+                        _ if self.escaped => self.escaped = false,
+                        b'\\' => self.escaped = true,
+                        b'"' => self.in_string = false,
+                        _ => {}
+                    }
+                    continue;
+                }
                 match byte {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth = self.depth.saturating_sub(1);
+                        self.closed = self.depth == 0;
+                    }
                     _ => {}
                 }
-                continue;
             }
-            match byte {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    self.closed = self.depth == 0;
+            let next = bytes[at..].iter().position(|b| !b.is_ascii_whitespace());
+            match next {
+                Some(offset) if self.closed && bytes[at + offset] == b'{' => {
+                    self.closed = false;
+                    at += offset;
                 }
-                _ => {}
+                _ => break,
             }
         }
         self.scanned = at;
@@ -208,35 +231,37 @@ impl Holdback {
         self.tail_is_blank()
     }
 
-    /// Blocks `<tool_call>…</tool_call>` separated by whitespace only.
+    /// Tagged blocks (`<tool_call>…</tool_call>` and the other [`TAGS`]) separated by
+    /// whitespace only.
     fn scan_tagged(&mut self) -> bool {
         let bytes = self.held.as_bytes();
         loop {
             if self.in_block {
                 let from = self
                     .scanned
-                    .saturating_sub(TAG_CLOSE.len() - 1)
+                    .saturating_sub(self.close.len() - 1)
                     .max(self.body_start);
-                let Some(at) = find(&bytes[from..], TAG_CLOSE) else {
+                let Some(at) = find(&bytes[from..], self.close) else {
                     self.scanned = bytes.len();
                     return true;
                 };
                 self.in_block = false;
-                self.scanned = from + at + TAG_CLOSE.len();
+                self.scanned = from + at + self.close.len();
             }
             let after = &self.held[self.scanned..];
             let skip = after.len() - after.trim_start().len();
             let rest = &bytes[self.scanned + skip..];
-            if rest.starts_with(TAG_OPEN) {
-                self.scanned += skip + TAG_OPEN.len();
+            if let Some((open, close)) = TAGS.iter().find(|(open, _)| rest.starts_with(open)) {
+                self.scanned += skip + open.len();
                 self.body_start = self.scanned;
+                self.close = close;
                 self.in_block = true;
                 continue;
             }
-            // Whitespace, or the start of another `<tool_call>`, keeps the reply possible;
+            // Whitespace, or the start of another opening tag, keeps the reply possible;
             // the next push rescans from here.
             self.scanned += skip;
-            return TAG_OPEN.starts_with(rest);
+            return TAGS.iter().any(|(open, _)| open.starts_with(rest));
         }
     }
 }
@@ -274,6 +299,11 @@ mod tests {
             "\n<tool_call>\n{\"name\": \"bash\"}\n</tool_call>\n<tool_call>{}</tool_call>",
             "<tool_call>{\"name\": \"bash\"",
             "```",
+            "<tools>\n{\"name\": \"bash\", \"arguments\": {}}\n</tools>",
+            "{\"name\": \"bash\", \"arguments\": {}}\n{\"name\": \"bash\", \"arguments\": {}}",
+            "{{\"name\": \"bash\", \"arguments\": {}}}",
+            "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>",
+            "<function name=\"bash\"><arguments><command>ls</command></arguments></function>",
         ];
         for call in calls {
             let pieces = by_char(call);

@@ -1,15 +1,34 @@
 //! Tool calls written as text by small local models (§11).
 //!
 //! When a reply has no native `tool_calls` and its whole content is tool-call blocks naming
-//! offered tools, those blocks are the calls: `<tool_call>{...}</tool_call>` blocks (Qwen /
-//! Hermes format, several allowed), one JSON object, or one fenced ```json block, each with
-//! `name` and `arguments` (or `parameters`). Any other text stays text, so an answer that
-//! merely shows JSON to the user is never executed.
+//! offered tools, those blocks are the calls. Recognised, as seen from Qwen, Hermes and
+//! Llama-family models served without a tool-call parser:
+//!
+//! - JSON call objects `{"name": ..., "arguments": {...}}` (or `parameters`), one or several
+//!   separated by whitespace, also wrapped in one extra pair of braces (`{{...}}`, a template
+//!   artefact);
+//! - those objects inside one fenced block (```` ```json ```` or a bare fence);
+//! - blocks `<tool_call>…</tool_call>`, `<tools>…</tools>` or `<function_calls>…</function_calls>`
+//!   holding JSON call objects or XML calls;
+//! - XML calls `<function=NAME><parameter=KEY>VALUE</parameter>…</function>` (Qwen3-Coder) and
+//!   `<function name="NAME">` with `<parameter name="KEY">` children or an `<arguments>`
+//!   element whose children are the keys.
+//!
+//! Any other text stays text, so an answer that merely shows JSON to the user is never
+//! executed: a single block with text before or after it, a call naming a tool that was not
+//! offered, or an object without both `name` and `arguments`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::types::ToolCall;
 use super::wire;
+
+/// Wrapper tags whose bodies hold calls, outermost first.
+const WRAPPERS: &[(&str, &str)] = &[
+    ("<tool_call>", "</tool_call>"),
+    ("<tools>", "</tools>"),
+    ("<function_calls>", "</function_calls>"),
+];
 
 /// The calls in `content`, or `None` when it is not purely tool-call blocks naming tools in
 /// `offered`.
@@ -18,37 +37,62 @@ pub fn extract(content: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
     if trimmed.is_empty() {
         return None;
     }
-    let objects = if trimmed.starts_with("<tool_call>") {
-        tagged_blocks(trimmed)?
+    let calls = if trimmed.starts_with('<') {
+        tagged_calls(trimmed)?
     } else if let Some(body) = fenced_block(trimmed) {
-        vec![body]
+        json_calls(body)?
     } else {
-        vec![trimmed]
+        json_calls(trimmed)?
     };
-    let calls = objects
-        .into_iter()
-        .map(|text| call_from_json(text, offered))
-        .collect::<Option<Vec<_>>>()?;
-    (!calls.is_empty()).then_some(calls)
+    let all_offered = calls.iter().all(|(name, _)| offered.contains(&name.as_str()));
+    if calls.is_empty() || !all_offered {
+        return None;
+    }
+    Some(
+        calls
+            .into_iter()
+            .map(|(name, arguments)| ToolCall {
+                id: String::new(),
+                name,
+                arguments,
+            })
+            .collect(),
+    )
 }
 
-/// The bodies of `<tool_call>...</tool_call>` blocks; `None` if anything else is present.
-fn tagged_blocks(mut rest: &str) -> Option<Vec<&str>> {
-    let mut bodies = Vec::new();
+type Call = (String, String);
+
+/// A sequence of wrapper blocks and XML function calls separated by whitespace only.
+fn tagged_calls(mut rest: &str) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
     while !rest.is_empty() {
-        let after_open = rest.strip_prefix("<tool_call>")?;
-        let (body, after) = match after_open.find("</tool_call>") {
-            Some(end) => (
-                &after_open[..end],
-                &after_open[end + "</tool_call>".len()..],
-            ),
-            // A missing final close tag (generation stopped at it) is accepted.
-            None => (after_open, ""),
-        };
-        bodies.push(body.trim());
+        if rest.starts_with("<function=") || rest.starts_with("<function ") {
+            let (element, after) = take_element(rest, "</function>");
+            calls.push(xml_call(element)?);
+            rest = after.trim_start();
+            continue;
+        }
+        let (open, close) = WRAPPERS.iter().find(|(open, _)| rest.starts_with(open))?;
+        let (element, after) = take_element(rest, close);
+        let body = element[open.len()..].trim_end();
+        let body = body.strip_suffix(close).unwrap_or(body).trim();
+        if body.starts_with('<') {
+            calls.extend(tagged_calls(body)?);
+        } else {
+            calls.extend(json_calls(fenced_block(body).unwrap_or(body))?);
+        }
         rest = after.trim_start();
     }
-    Some(bodies)
+    Some(calls)
+}
+
+/// Splits `text` after the first `close` tag; a missing close tag (generation stopped at it)
+/// takes the rest.
+fn take_element<'a>(text: &'a str, close: &str) -> (&'a str, &'a str) {
+    match text.find(close) {
+        Some(at) => text.split_at(at + close.len()),
+        None => (text, ""),
+    }
 }
 
 /// The body of a message that is exactly one fenced code block (```json or ```).
@@ -62,21 +106,104 @@ fn fenced_block(text: &str) -> Option<&str> {
     Some(body.trim())
 }
 
-fn call_from_json(text: &str, offered: &[&str]) -> Option<ToolCall> {
-    let value: Value = serde_json::from_str(text).ok()?;
+/// One or more JSON call objects separated by whitespace, each possibly wrapped in one extra
+/// pair of braces.
+fn json_calls(text: &str) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let doubled = rest.starts_with("{{");
+        let start = if doubled { &rest[1..] } else { rest };
+        let mut values = serde_json::Deserializer::from_str(start).into_iter::<Value>();
+        let value = values.next()?.ok()?;
+        let mut after = start[values.byte_offset()..].trim_start();
+        if doubled {
+            after = after.strip_prefix('}')?.trim_start();
+        }
+        calls.push(json_call(&value)?);
+        rest = after;
+    }
+    Some(calls)
+}
+
+fn json_call(value: &Value) -> Option<Call> {
     let object = value.as_object()?;
     let name = object.get("name")?.as_str()?;
-    if !offered.contains(&name) {
-        return None;
-    }
     let arguments = object
         .get("arguments")
         .or_else(|| object.get("parameters"))?;
-    Some(ToolCall {
-        id: String::new(),
-        name: name.to_string(),
-        arguments: wire::arguments_text(Some(arguments)),
-    })
+    Some((name.to_string(), wire::arguments_text(Some(arguments))))
+}
+
+/// `<function=NAME>…</function>` or `<function name="NAME">…</function>`.
+fn xml_call(element: &str) -> Option<Call> {
+    let open_end = element.find('>')?;
+    let open = &element[..open_end];
+    let name = attribute(open, "function")?;
+    let body = element[open_end + 1..].trim();
+    let body = body.strip_suffix("</function>").unwrap_or(body);
+    let mut arguments = Map::new();
+    let mut rest = body.trim();
+    if let Some(inner) = rest.strip_prefix("<arguments>") {
+        rest = inner.trim_end().strip_suffix("</arguments>").unwrap_or(inner);
+        while let Some((key, value, after)) = child_element(rest.trim_start()) {
+            arguments.insert(key.to_string(), xml_value(value));
+            rest = after;
+        }
+    } else {
+        while let Some(after_open) = rest.trim_start().strip_prefix("<parameter") {
+            let open_end = after_open.find('>')?;
+            let key = attribute(&format!("<parameter{}", &after_open[..open_end]), "parameter")?;
+            let value_and_rest = &after_open[open_end + 1..];
+            let (value, after) = match value_and_rest.find("</parameter>") {
+                Some(at) => (&value_and_rest[..at], &value_and_rest[at + "</parameter>".len()..]),
+                None => (value_and_rest, ""),
+            };
+            arguments.insert(key, xml_value(value));
+            rest = after;
+        }
+    }
+    if !rest.trim().is_empty() {
+        return None;
+    }
+    Some((name, Value::Object(arguments).to_string()))
+}
+
+/// The name in `<tag=NAME` or `<tag name="NAME"`.
+fn attribute(open: &str, tag: &str) -> Option<String> {
+    let rest = open.strip_prefix('<')?.strip_prefix(tag)?;
+    let name = if let Some(value) = rest.strip_prefix('=') {
+        value.trim().trim_matches('"').to_string()
+    } else {
+        let value = rest.trim().strip_prefix("name=")?;
+        value.trim().trim_matches(|c| c == '"' || c == '\'').to_string()
+    };
+    (!name.is_empty()).then_some(name)
+}
+
+/// `<KEY>VALUE</KEY>` at the start of `text`: key, value and the text after it.
+fn child_element(text: &str) -> Option<(&str, &str, &str)> {
+    let rest = text.strip_prefix('<')?;
+    let key_end = rest.find('>')?;
+    let key = &rest[..key_end];
+    if key.is_empty() || key.starts_with('/') || key.contains(char::is_whitespace) {
+        return None;
+    }
+    let close = format!("</{key}>");
+    let body = &rest[key_end + 1..];
+    let at = body.find(&close)?;
+    Some((key, &body[..at], &body[at + close.len()..]))
+}
+
+/// A parameter value: JSON arrays and objects are taken as such, anything else as text (the
+/// dispatcher's schema check coerces `"60"` for integers).
+fn xml_value(raw: &str) -> Value {
+    let value = raw.strip_prefix('\n').unwrap_or(raw);
+    let value = value.strip_suffix('\n').unwrap_or(value);
+    match serde_json::from_str::<Value>(value.trim()) {
+        Ok(parsed @ (Value::Array(_) | Value::Object(_))) => parsed,
+        _ => Value::String(value.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -91,28 +218,53 @@ mod tests {
             .map(|calls| calls.into_iter().map(|c| (c.name, c.arguments)).collect())
     }
 
+    fn ls() -> Option<Vec<(String, String)>> {
+        Some(vec![("bash".to_string(), r#"{"command":"ls"}"#.to_string())])
+    }
+
     #[test]
     fn recognised_forms() {
-        let expected = Some(vec![(
-            "bash".to_string(),
-            r#"{"command":"ls"}"#.to_string(),
-        )]);
-        assert_eq!(
-            names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#),
-            expected
-        );
+        assert_eq!(names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#), ls());
         assert_eq!(
             names("```json\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n```"),
-            expected
+            ls()
         );
         assert_eq!(
-            names(
-                "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"
-            ),
-            expected
+            names("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"),
+            ls()
         );
         let two = "<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"write_file\",\"arguments\":\"{}\"}</tool_call>";
         assert_eq!(names(two).map(|v| v.len()), Some(2));
+    }
+
+    /// Shapes Qwen2.5-Coder-1.5B produced under llama-server in our runs.
+    #[test]
+    fn small_model_variants() {
+        assert_eq!(
+            names("<tools>\n    {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tools>"),
+            ls()
+        );
+        assert_eq!(
+            names("{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}\n{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}"),
+            Some(vec![ls().unwrap_or_default()[0].clone(); 2])
+        );
+        assert_eq!(
+            names("{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"b\"}}")
+                .map(|v| v.len()),
+            Some(2)
+        );
+        assert_eq!(
+            names("<tools>\n  <function name=\"bash\">\n    <arguments>\n      <command>ls</command>\n    </arguments>\n  </function>\n</tools>"),
+            ls()
+        );
+        assert_eq!(
+            names("<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>"),
+            ls()
+        );
+        assert_eq!(
+            names("<function name=\"bash\"><parameter name=\"command\">ls</parameter></function>"),
+            ls()
+        );
     }
 
     #[test]
@@ -125,9 +277,19 @@ mod tests {
         assert_eq!(names(r#"{"name": "bash"}"#), None);
         assert_eq!(names("```python\nprint(1)\n```"), None);
         assert_eq!(names("hello"), None);
+        assert_eq!(names("<b>bold</b>"), None);
         assert_eq!(
             names("<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call> done"),
             None
         );
+        assert_eq!(
+            names("{\"name\":\"bash\",\"arguments\":{}} and then some text"),
+            None
+        );
+        assert_eq!(
+            names("<tools>{\"type\": \"function\", \"function\": {\"name\": \"bash\"}}</tools>"),
+            None
+        );
+        assert_eq!(names("<function name=\"bash\">rm -rf /</function>"), None);
     }
 }
