@@ -15,6 +15,8 @@
 #   LOCAL_MODEL_PORT   port on 127.0.0.1 (default 8080)
 #   LOCAL_MODEL_CTX    context window in tokens (default 16384)
 #   LOCAL_MODEL_THREADS  threads for llama-server (default: number of cores)
+#   LOCAL_MODEL_TEMP   default sampling temperature (default 0.2)
+#   LOCAL_MODEL_MAX_REPLY  longest reply in tokens (default 4096)
 #   AGENT_HOME         where the agent's env file lives (default ~/.agents); the script writes
 #                      $AGENT_HOME/env only when that file does not exist yet, so an endpoint
 #                      the user configured is never overwritten. The local settings are always
@@ -30,6 +32,8 @@ CACHE=${LOCAL_MODEL_CACHE:-$HOME/.cache/agent-local-model}
 PORT=${LOCAL_MODEL_PORT:-8080}
 CTX=${LOCAL_MODEL_CTX:-16384}
 THREADS=${LOCAL_MODEL_THREADS:-$(nproc)}
+TEMP=${LOCAL_MODEL_TEMP:-0.2}
+MAX_REPLY=${LOCAL_MODEL_MAX_REPLY:-4096}
 AGENT_HOME_DIR=${AGENT_HOME:-$HOME/.agents}
 SERVER_BIN=$CACHE/bin/llama-server
 MODEL=$CACHE/model/$MODEL_NAME.gguf
@@ -127,8 +131,9 @@ start() {
     say "a server already answers on 127.0.0.1:$PORT"
   else
     say "starting llama-server on 127.0.0.1:$PORT (log: $LOG)"
+    # A low temperature keeps a 1.5B model to the tool-call format; -n caps a runaway reply.
     nohup "$SERVER_BIN" -m "$MODEL" --jinja -c "$CTX" -t "$THREADS" \
-      --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
+      --temp "$TEMP" -n "$MAX_REPLY" --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
     echo $! >"$PIDFILE"
     for _ in $(seq 1 300); do
       if answers; then break; fi
