@@ -3,6 +3,7 @@
 pub mod events;
 pub mod prompt;
 pub mod turn;
+pub mod verify;
 
 use std::sync::{Arc, Mutex};
 

@@ -93,6 +93,8 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut empty_replies = 0;
+    let turn_start = history.len().saturating_sub(1);
+    let mut nudged = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
             return TurnOutcome::MaxTurns {
@@ -151,6 +153,14 @@ pub async fn run(
                 };
             }
             push(cx, history, message);
+            if !nudged && super::verify::needs_run_nudge(&history[turn_start..], &text) {
+                nudged = true;
+                cx.sink.emit(AgentEvent::Notice {
+                    message: "asking the model to run the command it suggested".into(),
+                });
+                push(cx, history, Message::user(super::verify::RUN_IT_YOURSELF));
+                continue;
+            }
             return TurnOutcome::Done { text };
         }
         push(cx, history, message);

@@ -75,3 +75,30 @@ fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
         check_request_invariants(&request.body).unwrap();
     }
 }
+
+#[test]
+fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "w1",
+            "write_file",
+            r#"{"path":"hello.sh","content":"echo hello\n"}"#,
+        )),
+        Reply::Sse(text_events(&["Created it. Run it with:\n```bash\nsh hello.sh\n```"])),
+        Reply::Sse(tool_events("b1", "bash", r#"{"command":"sh hello.sh"}"#)),
+        Reply::Sse(text_events(&["It prints hello."])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["create hello.sh and run it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "It prints hello.\n");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let nudge = requests[2].messages();
+    let last = nudge.last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(last.contains("Run it yourself now with the bash tool"), "{last}");
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
+}

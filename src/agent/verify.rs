@@ -1,0 +1,130 @@
+//! The "run it yourself" check: a model that changed files and then ends its turn by telling
+//! the user to run a command (instead of running it) is asked once to run it.
+//!
+//! Small local models often stop after writing a file with "you can run `python hello.py`";
+//! larger ones occasionally do the same after an edit. The check is deliberately narrow, so
+//! it costs nothing in the common case:
+//! - in this turn a `write_file` or `str_replace` call succeeded,
+//! - no `bash` call ran after the last such edit,
+//! - and the final answer shows a shell command (a fenced `bash`/`sh`/`shell`/`console`
+//!   block, or a line starting with `$ `).
+//!
+//! Then the answer is kept in the history and one harness message asks the model to run the
+//! command itself. At most once per turn.
+
+use crate::model::{Message, Role};
+
+/// The message sent after an answer that only suggested running a command.
+pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nYou changed files and then suggested a \
+    command instead of running it. Run it yourself now with the bash tool, check the output, \
+    and fix any problem. Then give your final answer.\n</system-reminder>";
+
+const EDIT_TOOLS: &[&str] = &["write_file", "str_replace"];
+
+/// Whether the turn's messages (`turn`, from the user's message on) and its final `answer`
+/// call for [`RUN_IT_YOURSELF`].
+pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
+    edited_without_running(turn) && suggests_command(answer)
+}
+
+/// A successful edit with no shell command after it.
+fn edited_without_running(turn: &[Message]) -> bool {
+    let mut edited = false;
+    for (index, message) in turn.iter().enumerate() {
+        if message.role != Role::Assistant {
+            continue;
+        }
+        for call in &message.tool_calls {
+            let succeeded = result_of(&turn[index..], &call.id).is_some_and(is_success);
+            if EDIT_TOOLS.contains(&call.name.as_str()) && succeeded {
+                edited = true;
+            } else if call.name == "bash" && result_of(&turn[index..], &call.id).is_some() {
+                edited = false;
+            }
+        }
+    }
+    edited
+}
+
+fn result_of<'a>(messages: &'a [Message], id: &str) -> Option<&'a str> {
+    messages
+        .iter()
+        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
+        .map(Message::text_content)
+}
+
+fn is_success(result: &str) -> bool {
+    !(result.starts_with("Error:")
+        || result.starts_with("Blocked by policy")
+        || result.starts_with("The user denied"))
+}
+
+/// A fenced shell block or a `$ command` line.
+fn suggests_command(answer: &str) -> bool {
+    let mut lines = answer.lines().map(str::trim_start);
+    while let Some(line) = lines.next() {
+        if line.starts_with("$ ") {
+            return true;
+        }
+        if let Some(info) = line.strip_prefix("```") {
+            let info = info.trim().to_ascii_lowercase();
+            if matches!(info.as_str(), "bash" | "sh" | "shell" | "console" | "zsh" | "shell-session") {
+                return lines
+                    .next()
+                    .is_some_and(|body| !body.trim().is_empty() && !body.starts_with("```"));
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+
+    fn call(id: &str, name: &str) -> Message {
+        Message {
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: "{}".into(),
+            }],
+            ..Message::assistant("")
+        }
+    }
+
+    const SUGGESTION: &str = "Done. Run it with:\n```bash\npython hello.py\n```";
+
+    #[test]
+    fn edit_then_suggestion_is_nudged() {
+        let turn = vec![
+            Message::user("create hello.py and run it"),
+            call("a", "write_file"),
+            Message::tool_result("a", "Created `hello.py`"),
+        ];
+        assert!(needs_run_nudge(&turn, SUGGESTION));
+        assert!(needs_run_nudge(&turn, "Now:\n$ python hello.py"));
+        assert!(!needs_run_nudge(&turn, "Created hello.py."));
+        assert!(!needs_run_nudge(&turn, "```python\nprint('hello')\n```"));
+    }
+
+    #[test]
+    fn no_nudge_after_running_or_without_edits() {
+        let ran = vec![
+            Message::user("x"),
+            call("a", "write_file"),
+            Message::tool_result("a", "Created `hello.py`"),
+            call("b", "bash"),
+            Message::tool_result("b", "hello"),
+        ];
+        assert!(!needs_run_nudge(&ran, SUGGESTION));
+        let failed_edit = vec![
+            Message::user("x"),
+            call("a", "str_replace"),
+            Message::tool_result("a", "Error: str_replace failed - no match: ..."),
+        ];
+        assert!(!needs_run_nudge(&failed_edit, SUGGESTION));
+        assert!(!needs_run_nudge(&[Message::user("how do I test?")], SUGGESTION));
+    }
+}
