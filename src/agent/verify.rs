@@ -6,25 +6,43 @@
 //! it costs nothing in the common case:
 //! - in this turn a `write_file` or `str_replace` call succeeded,
 //! - no `bash` call ran after the last such edit,
-//! - and the final answer shows a shell command (a fenced `bash`/`sh`/`shell`/`console`
-//!   block, or a line starting with `$ `).
+//! - and either the final answer shows a shell command (a fenced `bash`/`sh`/`shell`/
+//!   `console` block, or a line starting with `$ `) or the user's request asked for something
+//!   to be run (`run`, `execute`, `test`, `build`, `compile`, `verify` as words).
 //!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself. At most once per turn.
 
 use crate::model::{Message, Role};
 
-/// The message sent after an answer that only suggested running a command.
-pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nYou changed files and then suggested a \
-    command instead of running it. Run it yourself now with the bash tool, check the output, \
-    and fix any problem. Then give your final answer.\n</system-reminder>";
+/// The message sent after an answer that changed files but ran nothing.
+pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nYou changed files but did not run \
+    anything afterwards. Run it yourself now with the bash tool (the program, the tests or the \
+    build the task is about), check the output, and fix any problem. Then give your final \
+    answer.\n</system-reminder>";
+
+/// Words in a request that ask for something to be run.
+const RUN_WORDS: &[&str] = &[
+    "run", "execute", "test", "tests", "build", "compile", "verify",
+];
 
 const EDIT_TOOLS: &[&str] = &["write_file", "str_replace"];
 
 /// Whether the turn's messages (`turn`, from the user's message on) and its final `answer`
 /// call for [`RUN_IT_YOURSELF`].
 pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
-    edited_without_running(turn) && suggests_command(answer)
+    let request = turn
+        .first()
+        .filter(|m| m.role == Role::User)
+        .map_or("", Message::text_content);
+    edited_without_running(turn) && (suggests_command(answer) || asks_to_run(request))
+}
+
+/// The request names running, testing or building as a word.
+fn asks_to_run(request: &str) -> bool {
+    request
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| RUN_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w)))
 }
 
 /// A successful edit with no shell command after it.
@@ -99,7 +117,7 @@ mod tests {
     #[test]
     fn edit_then_suggestion_is_nudged() {
         let turn = vec![
-            Message::user("create hello.py and run it"),
+            Message::user("create hello.py"),
             call("a", "write_file"),
             Message::tool_result("a", "Created `hello.py`"),
         ];
@@ -107,6 +125,11 @@ mod tests {
         assert!(needs_run_nudge(&turn, "Now:\n$ python hello.py"));
         assert!(!needs_run_nudge(&turn, "Created hello.py."));
         assert!(!needs_run_nudge(&turn, "```python\nprint('hello')\n```"));
+        let mut asked = turn.clone();
+        asked[0] = Message::user("Create hello.py that prints hello, then run it");
+        assert!(needs_run_nudge(&asked, "Created hello.py."));
+        asked[0] = Message::user("rerun-proof wording: truncate the file");
+        assert!(!needs_run_nudge(&asked, "Created hello.py."));
     }
 
     #[test]
