@@ -11,12 +11,14 @@ pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod exit;
 pub mod model;
 pub mod oneshot;
 pub mod permissions;
 pub mod repl;
 pub mod sandbox;
+pub mod session;
 pub mod tools;
 pub mod ui;
 

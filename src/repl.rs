@@ -14,6 +14,13 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
+    ("/compact", "summarize older history into a handoff note"),
+    ("/todos", "show the todo list"),
+    ("/sessions", "list saved sessions of this workspace"),
+    (
+        "/resume",
+        "[ID] continue a saved session (default: the latest here)",
+    ),
 ];
 
 /// A parsed line of input.
@@ -23,6 +30,10 @@ pub enum Input {
     Help,
     Exit,
     Clear,
+    Compact,
+    Todos,
+    Sessions,
+    Resume(Option<String>),
     Unknown(String),
     Empty,
 }
@@ -37,11 +48,17 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, _rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        let (command, rest) = trimmed
+            .split_once(char::is_whitespace)
+            .unwrap_or((trimmed, ""));
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
             "/clear" => Self::Clear,
+            "/compact" => Self::Compact,
+            "/todos" => Self::Todos,
+            "/sessions" => Self::Sessions,
+            "/resume" => Self::Resume(Some(rest.trim().to_string()).filter(|id| !id.is_empty())),
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -116,6 +133,25 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                     message: format!("unknown command `{name}`; known: {}", known.join(", ")),
                 });
             }
+            Input::Compact => compact(agent).await,
+            Input::Todos => println!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
+            Input::Sessions => {
+                let sessions = agent.list_sessions(false);
+                if sessions.is_empty() {
+                    println!("no saved sessions for this workspace (`agent sessions` lists all)");
+                } else {
+                    print!("{}", crate::session::list::render(&sessions));
+                }
+            }
+            Input::Resume(id) => match agent.resume(id.as_deref()) {
+                Ok(summary) => {
+                    let message = agent.resume_notice(&summary);
+                    agent.sink().emit(AgentEvent::Notice { message });
+                }
+                Err(error) => agent.sink().emit(AgentEvent::Error {
+                    message: error.to_string(),
+                }),
+            },
             Input::Task(task) => run_task(agent, &task).await,
         }
     }
@@ -130,6 +166,26 @@ fn read_input(editor: &mut DefaultEditor) -> Result<String, ReadlineError> {
         text.push_str(&editor.readline("  ")?);
     }
     Ok(text)
+}
+
+/// `/compact`: the manager reports what it did; only failures are shown here.
+async fn compact(agent: &mut Agent) {
+    let cancel = CancelToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let result = agent.compact(&cancel).await;
+    watcher.abort();
+    if let Err(error) = result {
+        agent.sink().emit(AgentEvent::Error {
+            message: format!("cannot compact: {error}"),
+        });
+    }
 }
 
 async fn run_task(agent: &mut Agent, task: &str) {
@@ -165,6 +221,15 @@ mod tests {
         assert_eq!(Input::parse("/nope x"), Input::Unknown("/nope".into()));
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
-        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
+        assert_eq!(Input::parse("/resume"), Input::Resume(None));
+        assert_eq!(
+            Input::parse("/resume  2026-x "),
+            Input::Resume(Some("2026-x".into()))
+        );
+        assert_eq!(Input::parse("/compact"), Input::Compact);
+        assert_eq!(
+            Input::parse("// comment-like task"),
+            Input::Task("// comment-like task".into())
+        );
     }
 }

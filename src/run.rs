@@ -26,18 +26,27 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Done
+            }
+            .into();
         }
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Sessions) => sessions(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
             Exit::Done
         }
         Some(command) => {
-            fail(&format!("`{}` is not available yet", command_name(&command)));
+            fail(&format!(
+                "`{}` is not available yet",
+                command_name(&command)
+            ));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -59,6 +68,25 @@ fn command_name(command: &Command) -> &'static str {
 /// Prints one error line to stderr.
 pub fn fail(message: &str) {
     eprintln!("agent: error: {message}");
+}
+
+/// `agent sessions`: every saved session, most recently active first.
+fn sessions(run: &RunArgs) -> Exit {
+    let config = match load_config(run) {
+        Ok(config) => config,
+        Err(error) => {
+            fail(&error.to_string());
+            return Exit::Usage;
+        }
+    };
+    let dir = crate::agent::memory::sessions_dir(&config);
+    let list = crate::session::list(&dir);
+    if list.is_empty() {
+        println!("no saved sessions in {}", dir.display());
+    } else {
+        print!("{}", crate::session::list::render(&list));
+    }
+    Exit::Done
 }
 
 fn load_config(args: &RunArgs) -> Result<Config, ConfigError> {
@@ -104,7 +132,10 @@ fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
+            println!(
+                "  {}: {} — {}{rule}",
+                part.decision, part.command, part.reason
+            );
         }
     }
     Exit::Done
@@ -154,14 +185,21 @@ fn session(args: &RunArgs) -> Exit {
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
+        let no_color = config
+            .environment
+            .get("NO_COLOR")
+            .is_some_and(|v| !v.is_empty())
             || config.environment.get("TERM") == Some("dumb");
         let text_target = if interactive || stdout_tty {
             Target::Stdout
         } else {
             Target::Stderr
         };
-        let activity = if interactive { Target::Stdout } else { Target::Stderr };
+        let activity = if interactive {
+            Target::Stdout
+        } else {
+            Target::Stderr
+        };
         let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
@@ -207,21 +245,56 @@ fn build_agent(
         sink.emit(AgentEvent::Warning { message });
     }
     let exec = exec_settings(&config);
-    sink.emit(AgentEvent::SessionStarted {
-        session_id: String::new(),
-        model: endpoint.model.clone(),
-        workspace: config.workspace.clone(),
-        sandbox: sandbox_line(&exec),
-    });
-    Ok(Agent::new(AgentParts {
+    crate::context::ContextSettings::resolve(&config.user.context, &endpoint.model).map_err(
+        |message| {
+            fail(&format!(
+                "{}: {message}",
+                config.agent_home.join("config.toml").display()
+            ));
+            Exit::Usage
+        },
+    )?;
+    let memory = crate::context::Memory::load(&config);
+    for message in &memory.warnings {
+        sink.emit(AgentEvent::Warning {
+            message: message.clone(),
+        });
+    }
+    let mut registry = Registry::builtin();
+    memory.register_tools(&mut registry);
+    let sandbox = sandbox_line(&exec);
+    let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
-        registry: Registry::builtin(),
+        registry,
         permissions,
         approver,
-        sink,
+        sink: Arc::clone(&sink),
         exec,
-    }))
+        memory,
+    });
+    let resumed = match agent.config().run.resume.clone() {
+        None => None,
+        Some(id) => match agent.resume(Some(id.as_str()).filter(|id| !id.is_empty())) {
+            Ok(summary) => Some(summary),
+            Err(error) => {
+                fail(&error.to_string());
+                return Err(Exit::Usage);
+            }
+        },
+    };
+    sink.emit(AgentEvent::SessionStarted {
+        session_id: agent.session_id(),
+        model: endpoint.model.clone(),
+        workspace: agent.config().workspace.clone(),
+        sandbox,
+    });
+    if let Some(summary) = resumed {
+        sink.emit(AgentEvent::Notice {
+            message: agent.resume_notice(&summary),
+        });
+    }
+    Ok(agent)
 }
 
 fn sandbox_line(exec: &ExecSettings) -> String {
@@ -230,7 +303,11 @@ fn sandbox_line(exec: &ExecSettings) -> String {
         SandboxMode::ReadOnly => "read-only",
         SandboxMode::Off => "off",
     };
-    let network = if exec.network { "network on" } else { "network off" };
+    let network = if exec.network {
+        "network on"
+    } else {
+        "network off"
+    };
     format!("sandbox {mode}, {network}")
 }
 
@@ -264,10 +341,16 @@ pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigErro
     let secs = std::time::Duration::from_secs;
     Ok(ProviderSettings {
         headers: section.headers.clone(),
-        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
-        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
+        connect_timeout: section
+            .connect_timeout_secs
+            .map_or(defaults.connect_timeout, secs),
+        idle_timeout: section
+            .idle_timeout_secs
+            .map_or(defaults.idle_timeout, secs),
         max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
+        max_retry_wait: section
+            .max_retry_wait_secs
+            .map_or(defaults.max_retry_wait, secs),
         text_tool_calls,
         stream: section.stream.unwrap_or(true),
         extra_body,

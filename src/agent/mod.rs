@@ -1,9 +1,12 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
 pub mod events;
+pub mod memory;
 pub mod prompt;
+pub mod subagent;
 pub mod turn;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use events::{AgentEvent, EventSink};
@@ -11,9 +14,11 @@ pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
 use crate::config::Config;
+use crate::context::{ContextManager, ContextSettings, Memory};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
+use crate::session::SessionHandle;
 use crate::tools::dispatch::{CallPolicy, NoPolicy};
 use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
 
@@ -31,6 +36,8 @@ pub struct AgentParts {
     pub approver: Arc<dyn Approver>,
     pub sink: Arc<dyn EventSink>,
     pub exec: ExecSettings,
+    /// AGENTS.md, skills and the todo list (its tools are already in `registry`).
+    pub memory: Memory,
 }
 
 /// One session: history plus the parts that act on it.
@@ -38,7 +45,7 @@ pub struct Agent {
     config: Arc<Config>,
     client: Client,
     registry: Registry,
-    permissions: Mutex<PermissionEngine>,
+    permissions: Arc<Mutex<PermissionEngine>>,
     approver: Arc<dyn Approver>,
     policy: Arc<dyn CallPolicy>,
     sink: Arc<dyn EventSink>,
@@ -47,12 +54,24 @@ pub struct Agent {
     system_prompt: String,
     history: Vec<Message>,
     max_output_chars: usize,
-    context_window: u64,
+    /// AGENTS.md and skills sections of the system prompt (also given to subagents).
+    memory_prompt: String,
+    context: ContextManager,
+    session: Arc<SessionHandle>,
+    todos: crate::tools::todos::TodoStore,
+    /// Todo-list version last shown and saved.
+    todos_seen: AtomicU64,
+    /// Extra reminder lines (role and budget, from governance).
+    reminder_lines: Vec<memory::ReminderLine>,
+    /// Governance state restored by resume.
+    governance: Option<serde_json::Value>,
 }
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
-        let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names());
+        let memory_prompt = parts.memory.prompt_sections();
+        let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names())
+            + &memory_prompt;
         let max_output_chars = parts
             .config
             .user
@@ -60,17 +79,19 @@ impl Agent {
             .max_output_chars
             .unwrap_or(DEFAULT_MAX_OUTPUT_CHARS)
             .max(1000);
-        let context_window = parts
-            .config
-            .user
-            .context
-            .context_window
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let settings =
+            ContextSettings::resolve(&parts.config.user.context, &parts.client.endpoint().model)
+                .unwrap_or_default();
+        let session = Arc::new(SessionHandle::new(
+            memory::new_session_log(&parts.config, &parts.client.endpoint().model),
+            Arc::clone(&parts.sink),
+        ));
+        let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
         Self {
             config: parts.config,
             client: parts.client,
             registry: parts.registry,
-            permissions: Mutex::new(parts.permissions),
+            permissions: Arc::new(Mutex::new(parts.permissions)),
             approver: parts.approver,
             policy: Arc::new(NoPolicy),
             sink: parts.sink,
@@ -79,7 +100,13 @@ impl Agent {
             system_prompt,
             history: Vec::new(),
             max_output_chars,
-            context_window,
+            memory_prompt,
+            context,
+            session,
+            todos: parts.memory.todos,
+            todos_seen: AtomicU64::new(0),
+            reminder_lines: Vec::new(),
+            governance: None,
         }
     }
 
@@ -103,9 +130,10 @@ impl Agent {
         &self.sink
     }
 
-    /// Starts a new conversation (`/clear`).
+    /// Starts a new conversation (`/clear`) in a new session file.
     pub fn clear(&mut self) {
         self.history.clear();
+        self.start_new_session();
     }
 
     /// Runs one user turn to its end.
@@ -113,7 +141,12 @@ impl Agent {
         self.sink.emit(AgentEvent::TurnStarted {
             input: input.to_string(),
         });
-        self.history.push(Message::user(input));
+        self.connect_task_tool();
+        let user = Message::user(input);
+        self.session.record(&crate::session::Record::Message {
+            message: user.clone(),
+        });
+        self.history.push(user);
         let tools = ToolContext {
             workspace: &self.config.workspace,
             cwd: &self.config.cwd,
@@ -129,7 +162,17 @@ impl Agent {
             policy: self.policy.as_ref(),
         };
         let workspace = self.config.workspace.clone();
-        let reminder = move || prompt::reminder(&prompt::today(), &workspace, &[]);
+        let (todos, lines) = (self.todos.clone(), self.reminder_lines.clone());
+        let reminder = move || {
+            prompt::reminder(
+                &prompt::today(),
+                &workspace,
+                &memory::reminder_extra(&todos, &lines),
+            )
+        };
+        let (session, todos, seen, sink) =
+            (&self.session, &self.todos, &self.todos_seen, &self.sink);
+        let on_message = move |m: &Message| memory::on_message(session, todos, seen, sink, m);
         let cx = turn::LoopContext {
             client: &self.client,
             dispatcher: &dispatcher,
@@ -139,7 +182,8 @@ impl Agent {
             reminder: &reminder,
             max_model_calls: self.config.run.max_turns,
             exhausted: &|| None,
-            on_message: &|_| {},
+            on_message: &on_message,
+            context: Some(&self.context),
         };
         let mut stats = TurnStats::default();
         let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
@@ -147,7 +191,7 @@ impl Agent {
             usage: stats.usage,
             model_calls: stats.model_calls,
             context_tokens: stats.last_prompt_tokens,
-            context_window: self.context_window,
+            context_window: self.context.window(),
         });
         outcome
     }

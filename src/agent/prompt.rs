@@ -35,7 +35,18 @@ pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
         lines.push(format!("git branch: {branch}"));
     }
     lines.extend(extra.iter().cloned());
-    format!("<system-reminder>\n{}\n</system-reminder>", lines.join("\n"))
+    format!(
+        "<system-reminder>\n{}\n</system-reminder>",
+        lines.join("\n")
+    )
+}
+
+/// Reminder lines for the todo list: `todos:` and one line per item; none when empty.
+pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
+    if todos.is_empty() {
+        return Vec::new();
+    }
+    vec![format!("todos:\n{}", crate::tools::todos::render(todos))]
 }
 
 /// The current branch from `.git/HEAD`, without running git.

@@ -48,6 +48,9 @@ pub struct LoopContext<'a> {
     pub exhausted: &'a (dyn Fn() -> Option<String> + Send + Sync),
     /// Called with every message added to the history, in order (session persistence).
     pub on_message: &'a (dyn Fn(&Message) + Send + Sync),
+    /// Prunes/compacts the history before each model call and recovers from
+    /// context-length errors (§7.2, §7.3); `None` leaves the history alone.
+    pub context: Option<&'a crate::context::ContextManager>,
 }
 
 /// Totals of one turn.
@@ -67,6 +70,7 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut empty_replies = 0;
+    let mut retried_overflow = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
             return TurnOutcome::MaxTurns {
@@ -74,15 +78,32 @@ pub async fn run(
             };
         }
         stats.model_calls += 1;
+        if let Some(context) = cx.context {
+            context.before_request(cx, history, cancel).await;
+        }
         let completion = match call_model(cx, history, cancel).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
+            Err(CallError::Model(ModelError::ContextLengthExceeded { message }))
+                if cx.context.is_some() =>
+            {
+                if let Some(outcome) =
+                    recover(cx, history, cancel, &message, &mut retried_overflow).await
+                {
+                    return outcome;
+                }
+                continue;
+            }
             Err(CallError::Model(error)) => {
                 return TurnOutcome::Failed {
                     message: error.to_string(),
                 };
             }
         };
+        retried_overflow = false;
+        if let Some(context) = cx.context {
+            context.after_response(history.len(), completion.usage.as_ref());
+        }
         if let Some(usage) = completion.usage {
             let total = stats.usage.get_or_insert_with(Usage::default);
             total.prompt_tokens += usage.prompt_tokens;
@@ -130,6 +151,27 @@ pub async fn run(
         if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls) {
             return outcome;
         }
+    }
+}
+
+/// After a context-length error: compact and retry once (`None`), or end the turn.
+async fn recover(
+    cx: &LoopContext<'_>,
+    history: &mut Vec<Message>,
+    cancel: &CancelToken,
+    message: &str,
+    retried: &mut bool,
+) -> Option<TurnOutcome> {
+    let context = cx.context?;
+    match context
+        .recover(cx, history, cancel, message, *retried)
+        .await
+    {
+        crate::context::manager::Recovery::Retry => {
+            *retried = true;
+            None
+        }
+        crate::context::manager::Recovery::GiveUp(message) => Some(TurnOutcome::Failed { message }),
     }
 }
 

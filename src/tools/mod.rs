@@ -11,6 +11,8 @@ pub mod edit;
 pub mod files;
 pub mod registry;
 pub mod schema;
+pub mod skills;
+pub mod todos;
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +20,8 @@ pub use dispatch::{DispatchOutcome, Dispatcher};
 pub use files::FileTracker;
 pub use registry::Registry;
 
-pub use crate::model::ToolSpec;
 use crate::cancel::CancelToken;
+pub use crate::model::ToolSpec;
 use crate::sandbox::ExecSettings;
 
 /// Arguments after validation against the tool's schema.
