@@ -164,17 +164,26 @@ impl ContextManager {
     }
 
     /// Estimated prompt tokens of a request with `history` and `overhead` tokens of system
-    /// prompt, tools and reminder.
+    /// prompt, tools and reminder. A usage-anchored figure more than a factor of 2 away from
+    /// the plain estimate is not trusted (some servers report placeholder usage); the plain
+    /// estimate is used then.
     pub fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
         let state = self.state();
         let ratio = state.ratio.unwrap_or(1.0);
         let scale = |tokens: u64| (tokens as f64 * ratio).ceil() as u64;
+        let plain = scale(overhead + estimate_messages(history));
         match state.anchor {
             Some(anchor) if history.len() >= anchor.history_len => {
                 let new = history.get(anchor.history_len + 1..).unwrap_or(&[]);
-                anchor.prompt_tokens + anchor.completion_tokens + scale(estimate_messages(new))
+                let anchored =
+                    anchor.prompt_tokens + anchor.completion_tokens + scale(estimate_messages(new));
+                if anchored >= plain / 2 && anchored <= plain.saturating_mul(2) {
+                    anchored
+                } else {
+                    plain
+                }
             }
-            _ => scale(overhead + estimate_messages(history)),
+            _ => plain,
         }
     }
 
@@ -188,9 +197,9 @@ impl ContextManager {
             completion_tokens: u.completion_tokens,
         });
         if let (Some(usage), Some(estimate)) = (usage, pending.filter(|e| *e > 0)) {
-            if usage.prompt_tokens > 0 {
-                let ratio = usage.prompt_tokens as f64 / estimate as f64;
-                state.ratio = Some(ratio.clamp(0.5, 2.0));
+            let ratio = usage.prompt_tokens as f64 / estimate as f64;
+            if (0.5..=2.0).contains(&ratio) {
+                state.ratio = Some(ratio);
             }
         }
     }
@@ -435,7 +444,9 @@ mod tests {
         );
         history.push(Message::assistant("answer"));
         history.push(Message::user("y".repeat(40)));
-        assert_eq!(manager.estimate(&history, 50), 1000 + 20 + 10 + 4);
+        assert_eq!(manager.estimate(&history, 600), 1000 + 20 + 10 + 4);
+        // Placeholder usage far below the plain estimate is not trusted.
+        assert_eq!(manager.estimate(&history, 4000), 4000 + 104 + 6 + 14);
         manager.reset();
         assert_eq!(manager.estimate(&history, 0), 104 + 6 + 14);
     }

@@ -1,2 +1,3 @@
 mod cli;
+mod context;
 mod turn_loop;
