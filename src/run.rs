@@ -148,6 +148,9 @@ enum Mode {
 }
 
 fn session(args: &RunArgs) -> Exit {
+    let mut args = args.clone();
+    (args.resume, args.prompt) = crate::session::split_resume_value(args.resume, args.prompt);
+    let args = &args;
     let mode = if !args.prompt.is_empty() {
         Mode::OneShot(args.prompt.join(" "))
     } else if std::io::stdin().is_terminal() {

@@ -238,12 +238,13 @@ impl ContextManager {
         }
         if tokens as f64 >= self.settings.compact_at * window {
             let access = access(cx, cancel);
-            if let Err(error) = self.compact(&access, history, Trigger::Auto, false).await {
-                if !matches!(error, CompactError::Interrupted) {
-                    cx.sink.emit(AgentEvent::Warning {
-                        message: format!("context: could not compact the conversation: {error}"),
-                    });
-                }
+            let result = self.compact(&access, history, Trigger::Auto, false).await;
+            if let Err(error) = result
+                && !matches!(error, CompactError::Interrupted)
+            {
+                cx.sink.emit(AgentEvent::Warning {
+                    message: format!("context: could not compact the conversation: {error}"),
+                });
             }
         }
         self.state().pending_estimate = Some(self.estimate(history, overhead));
@@ -261,7 +262,7 @@ impl ContextManager {
     ) -> Recovery {
         let rejected = self.estimate(history, Self::overhead(cx));
         let learned = limit_from_error(message)
-            .unwrap_or_else(|| ((rejected as f64) * LEARN_SHARE) as u64)
+            .unwrap_or(((rejected as f64) * LEARN_SHARE) as u64)
             .max(1024);
         {
             let mut state = self.state();

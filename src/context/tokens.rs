@@ -99,10 +99,10 @@ pub fn limit_from_error(message: &str) -> Option<u64> {
                 .chars()
                 .take_while(|c| c.is_ascii_digit())
                 .collect();
-            if let Ok(limit) = digits.parse::<u64>() {
-                if limit >= 256 {
-                    return Some(limit);
-                }
+            if let Ok(limit) = digits.parse::<u64>()
+                && limit >= 256
+            {
+                return Some(limit);
             }
         }
     }

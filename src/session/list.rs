@@ -52,10 +52,11 @@ fn info(path: &Path) -> Option<SessionInfo> {
             }
         } else if line.starts_with(MESSAGE_PREFIX.as_bytes()) {
             messages += 1;
-            if first_user_message.is_none() && line.starts_with(USER_MESSAGE_PREFIX.as_bytes()) {
-                if let Ok(Record::Message { message }) = serde_json::from_slice(&line) {
-                    first_user_message = Some(message.text_content().to_string());
-                }
+            if first_user_message.is_none()
+                && line.starts_with(USER_MESSAGE_PREFIX.as_bytes())
+                && let Ok(Record::Message { message }) = serde_json::from_slice(&line)
+            {
+                first_user_message = Some(message.text_content().to_string());
             }
         }
     }
@@ -79,13 +80,8 @@ fn info(path: &Path) -> Option<SessionInfo> {
 /// [`SessionError::BadId`].
 pub fn find(dir: &Path, id: Option<&str>, workspace: &Path) -> Result<SessionInfo, SessionError> {
     let id = id.map(str::trim).filter(|id| !id.is_empty());
-    if let Some(id) = id {
-        if !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(SessionError::BadId(id.to_string()));
-        }
+    if let Some(id) = id.filter(|id| !super::looks_like_id(id)) {
+        return Err(SessionError::BadId(id.to_string()));
     }
     let sessions = list(dir);
     match id {

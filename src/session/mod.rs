@@ -40,6 +40,31 @@ pub enum SessionError {
     Io { path: PathBuf, message: String },
 }
 
+/// Whether `text` can be (a prefix of) a session id: starts with a digit, then only ASCII
+/// letters, digits, `-` and `_`.
+pub fn looks_like_id(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Splits `--resume VALUE PROMPT...`: clap gives `--resume` an optional value, so
+/// `agent --resume "fix the test"` arrives as an id. A value that cannot be a session id is
+/// the start of the prompt instead, and `--resume` means the newest session.
+pub fn split_resume_value(
+    resume: Option<String>,
+    mut prompt: Vec<String>,
+) -> (Option<String>, Vec<String>) {
+    match resume {
+        Some(value) if !value.is_empty() && !looks_like_id(&value) => {
+            prompt.insert(0, value);
+            (Some(String::new()), prompt)
+        }
+        other => (other, prompt),
+    }
+}
+
 /// Seconds since the Unix epoch, now.
 pub fn now_secs() -> u64 {
     std::time::SystemTime::now()
@@ -84,5 +109,19 @@ mod tests {
         assert!(id.starts_with("20261130-"), "{id}");
         assert_eq!(id.len(), "20261130-142501-1a2b".len());
         assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+    }
+
+    #[test]
+    fn resume_value_that_is_not_an_id_is_the_prompt() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            split_resume_value(Some("fix it".into()), words(&["now"])),
+            (Some(String::new()), words(&["fix it", "now"]))
+        );
+        assert_eq!(
+            split_resume_value(Some("20261130-1425".into()), words(&["go"])),
+            (Some("20261130-1425".into()), words(&["go"]))
+        );
+        assert_eq!(split_resume_value(None, vec![]), (None, vec![]));
     }
 }

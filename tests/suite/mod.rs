@@ -1,3 +1,5 @@
 mod cli;
 mod context;
+mod session;
+mod subagent;
 mod turn_loop;
