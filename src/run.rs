@@ -248,15 +248,10 @@ fn build_agent(
         sink.emit(AgentEvent::Warning { message });
     }
     let exec = exec_settings(&config);
-    crate::context::ContextSettings::resolve(&config.user.context, &endpoint.model).map_err(
-        |message| {
-            fail(&format!(
-                "{}: {message}",
-                config.agent_home.join("config.toml").display()
-            ));
-            Exit::Usage
-        },
-    )?;
+    crate::context::ContextSettings::for_config(&config, &endpoint.model).map_err(|message| {
+        fail(&message);
+        Exit::Usage
+    })?;
     let memory = crate::context::Memory::load(&config);
     for message in &memory.warnings {
         sink.emit(AgentEvent::Warning {

@@ -248,6 +248,7 @@ impl Agent {
             approver: Arc::clone(&self.approver),
             policy: Arc::clone(&self.policy),
             exhausted: Arc::new(|| None),
+            reminder_lines: self.reminder_lines.clone(),
             sink: Arc::clone(&self.sink),
             system_prompt,
             context: self.context.settings().clone(),

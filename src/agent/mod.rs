@@ -79,9 +79,8 @@ impl Agent {
             .max_output_chars
             .unwrap_or(DEFAULT_MAX_OUTPUT_CHARS)
             .max(1000);
-        let settings =
-            ContextSettings::resolve(&parts.config.user.context, &parts.client.endpoint().model)
-                .unwrap_or_default();
+        let settings = ContextSettings::for_config(&parts.config, &parts.client.endpoint().model)
+            .unwrap_or_default();
         let session = Arc::new(SessionHandle::new(
             memory::new_session_log(&parts.config, &parts.client.endpoint().model),
             Arc::clone(&parts.sink),

@@ -45,6 +45,8 @@ pub struct ChildEnv {
     pub approver: Arc<dyn Approver>,
     pub policy: Arc<dyn CallPolicy>,
     pub exhausted: ExhaustedCheck,
+    /// The parent's extra reminder lines (role and budget).
+    pub reminder_lines: Vec<super::memory::ReminderLine>,
     /// The parent's sink; the child's events are wrapped before they reach it.
     pub sink: Arc<dyn EventSink>,
     pub system_prompt: String,
@@ -176,10 +178,10 @@ async fn run_child(
     };
     let context = ContextManager::new(env.context.clone());
     let workspace = env.workspace.clone();
-    let reminder_todos = todos.clone();
+    let (reminder_todos, lines) = (todos.clone(), env.reminder_lines.clone());
     let reminder = move || {
-        let lines = super::prompt::todo_lines(&reminder_todos.get());
-        super::prompt::reminder(&super::prompt::today(), &workspace, &lines)
+        let extra = super::memory::reminder_extra(&reminder_todos, &lines);
+        super::prompt::reminder(&super::prompt::today(), &workspace, &extra)
     };
     let seen = AtomicU64::new(0);
     let on_message = |_: &Message| {

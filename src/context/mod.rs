@@ -56,6 +56,37 @@ impl Default for ContextSettings {
 }
 
 impl ContextSettings {
+    /// Settings from the user's `[context]`, tightened by the project's (a project file may
+    /// only lower the window, the thresholds and the number of kept results, §2.2).
+    ///
+    /// # Errors
+    /// A message naming the file, key and value of a bad setting.
+    pub fn for_config(config: &crate::config::Config, model: &str) -> Result<Self, String> {
+        let user = Self::resolve(&config.user.context, model)
+            .map_err(|e| format!("{}: {e}", config.agent_home.join("config.toml").display()))?;
+        let project = &config.project.context;
+        Self::resolve(project, model).map_err(|e| {
+            let path = config.workspace.join(".agents").join("config.toml");
+            format!("{}: {e}", path.display())
+        })?;
+        Ok(Self {
+            window: project
+                .context_window
+                .map_or(user.window, |w| w.min(user.window)),
+            prune_at: project
+                .prune_at
+                .map_or(user.prune_at, |v| v.min(user.prune_at)),
+            compact_at: project
+                .compact_at
+                .map_or(user.compact_at, |v| v.min(user.compact_at)),
+            keep_recent_tool_results: project
+                .keep_recent_tool_results
+                .map_or(user.keep_recent_tool_results, |v| {
+                    v.min(user.keep_recent_tool_results)
+                }),
+        })
+    }
+
     /// Settings for `model`: `[context]` values first, then the built-in window table, then
     /// the defaults.
     ///

@@ -1,7 +1,9 @@
 //! Finding sessions: `agent sessions`, `/sessions`, `--resume [ID]`, `/resume [ID]`.
 //!
 //! Listing reads only what it shows: the header line, the first user message, and a count
-//! of lines that start as message records (no JSON parsing of the rest).
+//! of message lines. Lines written by [`super::SessionLog`] are recognised by their prefix
+//! without JSON parsing; only lines in another key order (written by hand or by another
+//! tool) are parsed.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,11 @@ pub struct SessionInfo {
 
 /// Every session in `dir`, most recently active first. Unreadable files are left out.
 pub fn list(dir: &Path) -> Vec<SessionInfo> {
+    scan(dir, true)
+}
+
+/// Like [`list`], reading only each file's header line (no first message, no count).
+fn scan(dir: &Path, full: bool) -> Vec<SessionInfo> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -33,24 +40,37 @@ pub fn list(dir: &Path) -> Vec<SessionInfo> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .filter_map(|p| info(&p))
+        .filter_map(|p| info(&p, full))
         .collect();
     out.sort_by(|a, b| b.modified.cmp(&a.modified).then(b.id.cmp(&a.id)));
     out
 }
 
-fn info(path: &Path) -> Option<SessionInfo> {
+fn info(path: &Path, full: bool) -> Option<SessionInfo> {
     let file = std::fs::File::open(path).ok()?;
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
+    if !full {
+        let mut first = Vec::new();
+        BufReader::new(file).read_until(b'\n', &mut first).ok()?;
+        let Ok(Record::Session(header)) = serde_json::from_slice(&first) else {
+            return None;
+        };
+        return Some(SessionInfo {
+            id: header.id,
+            path: path.to_path_buf(),
+            workspace: header.workspace,
+            started: header.started,
+            modified,
+            first_user_message: None,
+            messages: 0,
+        });
+    }
     let mut header: Option<Header> = None;
     let mut first_user_message = None;
     let mut messages = 0;
     for line in BufReader::new(file).split(b'\n').map_while(Result::ok) {
-        if header.is_none() && line.starts_with(br#"{"type":"session""#) {
-            if let Ok(Record::Session(h)) = serde_json::from_slice(&line) {
-                header = Some(h);
-            }
-        } else if line.starts_with(MESSAGE_PREFIX.as_bytes()) {
+        let canonical = line.starts_with(br#"{"type":""#);
+        if line.starts_with(MESSAGE_PREFIX.as_bytes()) {
             messages += 1;
             if first_user_message.is_none()
                 && line.starts_with(USER_MESSAGE_PREFIX.as_bytes())
@@ -58,6 +78,20 @@ fn info(path: &Path) -> Option<SessionInfo> {
             {
                 first_user_message = Some(message.text_content().to_string());
             }
+            continue;
+        }
+        if canonical && header.is_some() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(Record::Session(h)) if header.is_none() => header = Some(h),
+            Ok(Record::Message { message }) => {
+                messages += 1;
+                if first_user_message.is_none() && message.role == crate::model::Role::User {
+                    first_user_message = Some(message.text_content().to_string());
+                }
+            }
+            _ => {}
         }
     }
     let header = header?;
@@ -83,7 +117,7 @@ pub fn find(dir: &Path, id: Option<&str>, workspace: &Path) -> Result<SessionInf
     if let Some(id) = id.filter(|id| !super::looks_like_id(id)) {
         return Err(SessionError::BadId(id.to_string()));
     }
-    let sessions = list(dir);
+    let sessions = scan(dir, false);
     match id {
         None => sessions
             .into_iter()

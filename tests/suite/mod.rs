@@ -1,3 +1,4 @@
+mod bench_context;
 mod cli;
 mod context;
 mod session;
