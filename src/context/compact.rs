@@ -91,17 +91,19 @@ pub struct ModelAccess<'a> {
     pub cancel: &'a CancelToken,
 }
 
-/// The first index of the kept tail: the earliest boundary (a user or assistant message,
-/// index ≥ 1) whose suffix fits `budget` tokens, preferring user messages (whole turns).
+/// The first index of the kept tail: the earliest user message (index ≥ 1, so whole turns
+/// are kept) whose suffix fits `budget` tokens; when none fits and `mid_turn`, the earliest
+/// assistant message that fits (the running turn's latest steps stay verbatim).
 /// `history.len()` (empty tail) when nothing fits.
-pub fn choose_tail(history: &[Message], budget: u64) -> usize {
+pub fn choose_tail(history: &[Message], budget: u64, mid_turn: bool) -> usize {
     let mut suffix = vec![0u64; history.len() + 1];
     for i in (0..history.len()).rev() {
         suffix[i] = suffix[i + 1] + super::tokens::estimate_message(&history[i]);
     }
     let fits = |i: usize| suffix[i] <= budget;
     let boundary = |role: Role| (1..history.len()).find(|&i| history[i].role == role && fits(i));
-    let assistant = (1..history.len()).find(|&i| history[i].role != Role::Tool && fits(i));
+    let assistant =
+        (1..history.len()).find(|&i| mid_turn && history[i].role != Role::Tool && fits(i));
     boundary(Role::User).or(assistant).unwrap_or(history.len())
 }
 
@@ -315,7 +317,7 @@ mod tests {
     fn tail_starts_at_a_user_message_when_a_turn_fits() {
         let history: Vec<Message> = (0..4).flat_map(|n| turn(n, 400)).collect();
         // One turn is about 125 tokens; a budget of 300 keeps the last two turns.
-        assert_eq!(choose_tail(&history, 300), 8);
+        assert_eq!(choose_tail(&history, 300, true), 8);
         assert_eq!(history[8].role, Role::User);
     }
 
@@ -323,8 +325,10 @@ mod tests {
     fn tail_falls_back_to_an_assistant_boundary_never_a_tool_result() {
         let history: Vec<Message> = turn(0, 10).into_iter().chain(turn(1, 8000)).collect();
         // The last turn does not fit; its final assistant message does.
-        assert_eq!(choose_tail(&history, 50), 7);
-        assert_eq!(choose_tail(&history, 0), history.len());
+        assert_eq!(choose_tail(&history, 50, true), 7);
+        assert_eq!(choose_tail(&history, 0, true), history.len());
+        // Between turns the whole last turn is summarized rather than split.
+        assert_eq!(choose_tail(&history, 50, false), history.len());
     }
 
     #[test]

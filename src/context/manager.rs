@@ -311,7 +311,7 @@ impl ContextManager {
         idle: bool,
     ) -> Result<CompactReport, CompactError> {
         let window = self.window() as f64;
-        let kept_from = compact::choose_tail(history, (TAIL_SHARE * window) as u64);
+        let kept_from = compact::choose_tail(history, (TAIL_SHARE * window) as u64, !idle);
         if kept_from == 0 || history.is_empty() {
             return Err(CompactError::Nothing);
         }
@@ -373,7 +373,7 @@ impl ContextManager {
         idle: bool,
     ) -> CompactReport {
         let budget = (TAIL_SHARE * self.window() as f64) as u64;
-        let kept_from = compact::choose_tail(history, budget);
+        let kept_from = compact::choose_tail(history, budget, !idle);
         let compaction = compact::dropped(history, kept_from, idle);
         let report = self.apply_compaction(history, compaction, false);
         sink.emit(AgentEvent::Warning {

@@ -328,3 +328,57 @@ async fn governance_state_round_trips_through_resume() {
         Some(&json!({"role": "reviewer", "spent": {"tokens": 250}}))
     );
 }
+
+#[test]
+fn repl_resume_todos_sessions_and_compact() {
+    use expectrl::Expect;
+
+    let todos = r#"{"todos":[{"content":"write tests","status":"in_progress"}]}"#;
+    let server = MockServer::start(vec![
+        sse_tool("c1", "write_todos", todos),
+        sse_text("first done"),
+        sse_text("## Goal\nWrite the tests.\n## Next steps\nRun them."),
+    ]);
+    let env = TestEnv::with_server(&server);
+    assert_eq!(env.run(&["plan the work"]).status.code(), Some(0));
+    let id = session_files(&env)[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+
+    let mut command = env.std_cmd();
+    command.args(["--resume"]);
+    let mut repl = expectrl::Session::spawn(command).unwrap();
+    repl.set_expect_timeout(Some(Duration::from_secs(15)));
+    repl.expect(format!("resumed session {id} (4 messages)").as_str())
+        .unwrap();
+    repl.send_line("/todos").unwrap();
+    repl.expect("[>] write tests").unwrap();
+    repl.send_line("/sessions").unwrap();
+    repl.expect(id.as_str()).unwrap();
+    repl.send_line("/compact").unwrap();
+    repl.expect("compacted 4 older messages into a handoff note, kept 0 verbatim")
+        .unwrap();
+    repl.send_line("/resume 1999").unwrap();
+    repl.expect("no session `1999`").unwrap();
+    repl.send_line("/exit").unwrap();
+    repl.expect(expectrl::Eof).unwrap();
+
+    let requests = server.chat_requests();
+    let summary = roles_and_texts(&requests[2].messages());
+    assert_eq!(summary.len(), 6, "system, the 4 messages, the instruction");
+    assert!(summary[5].1.starts_with("Write a handoff note"));
+    // The compaction is in the session file: resuming again gives note + acknowledgement.
+    let loaded = agent::session::load(&session_files(&env)[0]).unwrap();
+    let roles: Vec<agent::model::Role> = loaded.history.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![agent::model::Role::User, agent::model::Role::Assistant]
+    );
+    assert!(
+        loaded.history[0]
+            .text_content()
+            .contains("Write the tests.")
+    );
+}
