@@ -108,7 +108,7 @@ struct Anchor {
 #[derive(Debug, Default)]
 struct State {
     anchor: Option<Anchor>,
-    /// Estimate of the request in flight, to calibrate against its usage.
+    /// Uncalibrated estimate of the request in flight, to calibrate against its usage.
     pending_estimate: Option<u64>,
     /// Real tokens per estimated token, from the last answer with usage.
     ratio: Option<f64>,
@@ -247,7 +247,7 @@ impl ContextManager {
                 });
             }
         }
-        self.state().pending_estimate = Some(self.estimate(history, overhead));
+        self.state().pending_estimate = Some(overhead + estimate_messages(history));
     }
 
     /// Handles a context-length error for the request just sent with `history`: learns a
