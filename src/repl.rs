@@ -134,24 +134,9 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 });
             }
             Input::Compact => compact(agent).await,
-            Input::Todos => println!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
-            Input::Sessions => {
-                let sessions = agent.list_sessions(false);
-                if sessions.is_empty() {
-                    println!("no saved sessions for this workspace (`agent sessions` lists all)");
-                } else {
-                    print!("{}", crate::session::list::render(&sessions));
-                }
+            input @ (Input::Todos | Input::Sessions | Input::Resume(_)) => {
+                memory_command(agent, input);
             }
-            Input::Resume(id) => match agent.resume(id.as_deref()) {
-                Ok(summary) => {
-                    let message = agent.resume_notice(&summary);
-                    agent.sink().emit(AgentEvent::Notice { message });
-                }
-                Err(error) => agent.sink().emit(AgentEvent::Error {
-                    message: error.to_string(),
-                }),
-            },
             Input::Task(task) => run_task(agent, &task).await,
         }
     }
@@ -166,6 +151,31 @@ fn read_input(editor: &mut DefaultEditor) -> Result<String, ReadlineError> {
         text.push_str(&editor.readline("  ")?);
     }
     Ok(text)
+}
+
+/// `/todos`, `/sessions`, `/resume [ID]`.
+fn memory_command(agent: &mut Agent, input: Input) {
+    match input {
+        Input::Todos => println!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
+        Input::Sessions => {
+            let sessions = agent.list_sessions(false);
+            if sessions.is_empty() {
+                println!("no saved sessions for this workspace (`agent sessions` lists all)");
+            } else {
+                print!("{}", crate::session::list::render(&sessions));
+            }
+        }
+        Input::Resume(id) => match agent.resume(id.as_deref()) {
+            Ok(summary) => {
+                let message = agent.resume_notice(&summary);
+                agent.sink().emit(AgentEvent::Notice { message });
+            }
+            Err(error) => agent.sink().emit(AgentEvent::Error {
+                message: error.to_string(),
+            }),
+        },
+        _ => {}
+    }
 }
 
 /// `/compact`: the manager reports what it did; only failures are shown here.

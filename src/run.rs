@@ -248,18 +248,7 @@ fn build_agent(
         sink.emit(AgentEvent::Warning { message });
     }
     let exec = exec_settings(&config);
-    crate::context::ContextSettings::for_config(&config, &endpoint.model).map_err(|message| {
-        fail(&message);
-        Exit::Usage
-    })?;
-    let memory = crate::context::Memory::load(&config);
-    for message in &memory.warnings {
-        sink.emit(AgentEvent::Warning {
-            message: message.clone(),
-        });
-    }
-    let mut registry = Registry::builtin();
-    memory.register_tools(&mut registry);
+    let (memory, registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
     let sandbox = sandbox_line(&exec);
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
@@ -271,16 +260,7 @@ fn build_agent(
         exec,
         memory,
     });
-    let resumed = match agent.config().run.resume.clone() {
-        None => None,
-        Some(id) => match agent.resume(Some(id.as_str()).filter(|id| !id.is_empty())) {
-            Ok(summary) => Some(summary),
-            Err(error) => {
-                fail(&error.to_string());
-                return Err(Exit::Usage);
-            }
-        },
-    };
+    let resumed = resume_requested(&mut agent)?;
     sink.emit(AgentEvent::SessionStarted {
         session_id: agent.session_id(),
         model: endpoint.model.clone(),
@@ -293,6 +273,44 @@ fn build_agent(
         });
     }
     Ok(agent)
+}
+
+/// AGENTS.md, skills and todos (§8), and the tools: the built-ins plus `read_skill`,
+/// `write_todos` and `task`.
+fn memory_and_tools(
+    config: &Config,
+    model: &str,
+    sink: &Arc<dyn EventSink>,
+) -> Result<(crate::context::Memory, Registry), Exit> {
+    crate::context::ContextSettings::for_config(config, model).map_err(|message| {
+        fail(&message);
+        Exit::Usage
+    })?;
+    let memory = crate::context::Memory::load(config);
+    for message in &memory.warnings {
+        sink.emit(AgentEvent::Warning {
+            message: message.clone(),
+        });
+    }
+    let mut registry = Registry::builtin();
+    memory.register_tools(&mut registry);
+    Ok((memory, registry))
+}
+
+/// `--resume [ID]`: continues the session before anything else happens.
+fn resume_requested(
+    agent: &mut Agent,
+) -> Result<Option<crate::agent::memory::ResumeSummary>, Exit> {
+    let Some(id) = agent.config().run.resume.clone() else {
+        return Ok(None);
+    };
+    agent
+        .resume(Some(id.as_str()).filter(|id| !id.is_empty()))
+        .map(Some)
+        .map_err(|error| {
+            fail(&error.to_string());
+            Exit::Usage
+        })
 }
 
 fn sandbox_line(exec: &ExecSettings) -> String {

@@ -84,20 +84,11 @@ pub async fn run(
         let completion = match call_model(cx, history, cancel).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
-            Err(CallError::Model(ModelError::ContextLengthExceeded { message }))
-                if cx.context.is_some() =>
-            {
-                if let Some(outcome) =
-                    recover(cx, history, cancel, &message, &mut retried_overflow).await
-                {
-                    return outcome;
-                }
-                continue;
-            }
             Err(CallError::Model(error)) => {
-                return TurnOutcome::Failed {
-                    message: error.to_string(),
-                };
+                match recover(cx, history, cancel, error, &mut retried_overflow).await {
+                    Some(outcome) => return outcome,
+                    None => continue,
+                }
             }
         };
         retried_overflow = false;
@@ -154,15 +145,21 @@ pub async fn run(
     }
 }
 
-/// After a context-length error: compact and retry once (`None`), or end the turn.
+/// After a failed model call: for a context-length error (with context management),
+/// compact and retry once (`None`); otherwise end the turn with the error.
 async fn recover(
     cx: &LoopContext<'_>,
     history: &mut Vec<Message>,
     cancel: &CancelToken,
-    message: &str,
+    error: ModelError,
     retried: &mut bool,
 ) -> Option<TurnOutcome> {
-    let context = cx.context?;
+    let (Some(context), ModelError::ContextLengthExceeded { message }) = (cx.context, &error)
+    else {
+        return Some(TurnOutcome::Failed {
+            message: error.to_string(),
+        });
+    };
     match context
         .recover(cx, history, cancel, message, *retried)
         .await
