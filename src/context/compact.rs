@@ -11,8 +11,8 @@
 //! (system prompt, the older history, the same tools) plus one instruction, so a provider's
 //! prompt cache serves almost all of it. The *transcript* form renders the older history as
 //! bounded plain text with a short system prompt and no tools; it is used when the prefix
-//! form would not fit, when it answered with tool calls instead of text, and when recovering
-//! from a context-length error. If even that overflows, the oldest turns are dropped with a
+//! form would not fit (by estimate, or because the server said so), when it answered with
+//! tool calls instead of text, and when recovering from a context-length error. If even that overflows, the oldest turns are dropped with a
 //! note saying so ([`dropped`]).
 
 use std::sync::Arc;
@@ -166,7 +166,7 @@ pub async fn summarize(
         };
         match ask(access, &request).await {
             Ok(summary) => return Ok(summary),
-            Err(CompactError::Empty) => {}
+            Err(CompactError::Empty | CompactError::Overflow(_)) => {}
             Err(error) => return Err(error),
         }
     }

@@ -31,6 +31,9 @@ const REMINDER_TOKENS: u64 = 100;
 /// A prune step must save at least this share of the window; smaller savings wait until
 /// more results have piled up (keeps the prefix stable between steps).
 const MIN_PRUNE_STEP: f64 = 0.1;
+/// Automatic compaction is skipped when the part it would summarize is smaller than this
+/// share of the window (it would not help; a context-length error still recovers).
+const MIN_COMPACT_STEP: f64 = 0.1;
 /// Share of the window the verbatim tail may use after compaction.
 const TAIL_SHARE: f64 = 0.2;
 /// Share of the window the summary request may use in the prefix form.
@@ -240,7 +243,7 @@ impl ContextManager {
             let access = access(cx, cancel);
             let result = self.compact(&access, history, Trigger::Auto, false).await;
             if let Err(error) = result
-                && !matches!(error, CompactError::Interrupted)
+                && !matches!(error, CompactError::Interrupted | CompactError::Nothing)
             {
                 cx.sink.emit(AgentEvent::Warning {
                     message: format!("context: could not compact the conversation: {error}"),
@@ -312,7 +315,9 @@ impl ContextManager {
     ) -> Result<CompactReport, CompactError> {
         let window = self.window() as f64;
         let kept_from = compact::choose_tail(history, (TAIL_SHARE * window) as u64, !idle);
-        if kept_from == 0 || history.is_empty() {
+        let too_little = trigger == Trigger::Auto
+            && (estimate_messages(&history[..kept_from]) as f64) < MIN_COMPACT_STEP * window;
+        if kept_from == 0 || history.is_empty() || too_little {
             return Err(CompactError::Nothing);
         }
         let prefix_budget = if trigger == Trigger::Recover {
