@@ -17,10 +17,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/compact", "summarize older history into a handoff note"),
     ("/todos", "show the todo list"),
     ("/sessions", "list saved sessions of this workspace"),
-    (
-        "/resume",
-        "[ID] continue a saved session (default: the latest here)",
-    ),
+    ("/resume", "[ID] continue a saved session (default: the latest here)"),
 ];
 
 /// A parsed line of input.
@@ -48,9 +45,7 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, rest) = trimmed
-            .split_once(char::is_whitespace)
-            .unwrap_or((trimmed, ""));
+        let (command, rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
@@ -237,9 +232,6 @@ mod tests {
             Input::Resume(Some("2026-x".into()))
         );
         assert_eq!(Input::parse("/compact"), Input::Compact);
-        assert_eq!(
-            Input::parse("// comment-like task"),
-            Input::Task("// comment-like task".into())
-        );
+        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
     }
 }
