@@ -17,7 +17,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/compact", "summarize older history into a handoff note"),
     ("/todos", "show the todo list"),
     ("/sessions", "list saved sessions of this workspace"),
-    ("/resume", "[ID] continue a saved session (default: the latest here)"),
+    ("/resume", "[ID] continue a session (default: latest here)"),
 ];
 
 /// A parsed line of input.

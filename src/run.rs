@@ -240,8 +240,8 @@ fn build_agent(
         approver,
         sink: Arc::clone(&sink),
         exec,
-        memory,
     });
+    agent.set_memory(memory);
     let resumed = resume_requested(&mut agent)?;
     sink.emit(AgentEvent::SessionStarted {
         session_id: agent.session_id(),

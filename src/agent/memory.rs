@@ -19,6 +19,7 @@ use super::subagent::{ChildEnv, MAX_CHILD_CALLS, TaskTool};
 use super::{Agent, prompt};
 use crate::cancel::CancelToken;
 use crate::config::Config;
+use crate::context::Memory;
 use crate::context::compact::{CompactError, ModelAccess};
 use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
 use crate::model::{Message, Role};
@@ -123,6 +124,19 @@ impl Agent {
 
     pub fn context_manager(&self) -> &crate::context::ContextManager {
         &self.context
+    }
+
+    /// Uses `memory` (AGENTS.md, skills, the todo list shared with `write_todos`): its
+    /// sections are appended to the system prompt. Call before the first turn, with the
+    /// memory whose tools ([`Memory::register_tools`]) are in the registry.
+    pub fn set_memory(&mut self, memory: Memory) {
+        let base_len = self.system_prompt.len() - self.memory_prompt.len();
+        self.system_prompt.truncate(base_len);
+        self.memory_prompt = memory.prompt_sections();
+        self.system_prompt.push_str(&self.memory_prompt);
+        self.todos = memory.todos;
+        self.todos_seen
+            .store(self.todos.version(), Ordering::SeqCst);
     }
 
     /// Adds a line to every request's reminder (role and budget, §7.2).

@@ -14,7 +14,7 @@ pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
 use crate::config::Config;
-use crate::context::{ContextManager, ContextSettings, Memory};
+use crate::context::{ContextManager, ContextSettings};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
@@ -36,8 +36,6 @@ pub struct AgentParts {
     pub approver: Arc<dyn Approver>,
     pub sink: Arc<dyn EventSink>,
     pub exec: ExecSettings,
-    /// AGENTS.md, skills and the todo list (its tools are already in `registry`).
-    pub memory: Memory,
 }
 
 /// One session: history plus the parts that act on it.
@@ -69,9 +67,7 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
-        let memory_prompt = parts.memory.prompt_sections();
-        let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names())
-            + &memory_prompt;
+        let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names());
         let max_output_chars = parts
             .config
             .user
@@ -99,10 +95,10 @@ impl Agent {
             system_prompt,
             history: Vec::new(),
             max_output_chars,
-            memory_prompt,
+            memory_prompt: String::new(),
             context,
             session,
-            todos: parts.memory.todos,
+            todos: crate::tools::todos::TodoStore::new(),
             todos_seen: AtomicU64::new(0),
             reminder_lines: Vec::new(),
             governance: None,

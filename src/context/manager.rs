@@ -272,14 +272,21 @@ impl ContextManager {
             let current = state.learned_window.unwrap_or(self.settings.window);
             state.learned_window = Some(learned.min(current));
         }
-        if retried {
+        let too_long = format!("the request is too long for the model's context window: {message}");
+        if retried || history.len() <= 1 {
             self.drop_oldest(cx.sink, history, false);
-            return Recovery::GiveUp(format!(
-                "the request is still too long for the model's context window after compaction \
-                 ({message}); the oldest turns were dropped so the next request is smaller; if \
-                 this repeats, set `context_window` under [context] in config.toml to the \
-                 server's limit"
-            ));
+            return Recovery::GiveUp(if retried {
+                format!(
+                    "{too_long}; it was still too long after compaction, so the oldest turns \
+                     were dropped; if this repeats, set `context_window` under [context] in \
+                     config.toml to the server's limit"
+                )
+            } else {
+                format!(
+                    "{too_long}; the message was dropped from the conversation; send a shorter \
+                     one, or point to a file instead of pasting it"
+                )
+            });
         }
         let access = access(cx, cancel);
         match self
@@ -290,8 +297,7 @@ impl ContextManager {
             Err(CompactError::Nothing) => {
                 self.drop_oldest(cx.sink, history, false);
                 Recovery::GiveUp(format!(
-                    "the last message alone is too long for the model's context window \
-                     ({message}); it was dropped; send a shorter message or point to a file"
+                    "{too_long}; nothing older could be summarized, so the oldest turns were dropped"
                 ))
             }
             _ => Recovery::Retry,

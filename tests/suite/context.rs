@@ -438,30 +438,43 @@ async fn a_server_that_rejects_everything_never_makes_the_loop_replay() {
     let server = MockServer::start(vec![]);
     server.reject_over(100, overflow());
     let events = Arc::new(Events::default());
-    let mut history = vec![Message::user("go")];
-    let outcome = run_loop(
-        &server,
-        settings(1_000_000, 0.9, 0.95, 4),
-        &mut history,
-        &events,
-    )
-    .await;
+    let wide = || settings(1_000_000, 0.9, 0.95, 4);
+    let mut history = vec![
+        Message::user("first"),
+        Message::assistant("done"),
+        Message::user("go"),
+    ];
+    let outcome = run_loop(&server, wide(), &mut history, &events).await;
     let TurnOutcome::Failed { message } = outcome else {
         panic!("expected a failure, got {outcome:?}");
     };
-    assert!(message.contains("oldest turns were dropped"), "{message}");
-    // The request, one summary attempt, one retry: then the turn ends.
+    assert!(
+        message.starts_with("the request is too long for the model's context window: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("still too long after compaction, so the oldest turns were dropped"),
+        "{message}"
+    );
+    // The request, one summary attempt (the bounded transcript form), one retry: then it ends.
     assert_eq!(server.chat_requests().len(), 3);
-    // The next turn makes the same bounded attempt and ends again.
+    // The next turn starts from the drop note and again makes a bounded number of attempts.
     history.push(Message::user("again"));
-    run_loop(
-        &server,
-        settings(1_000_000, 0.9, 0.95, 4),
-        &mut history,
-        &events,
-    )
-    .await;
-    assert_eq!(server.chat_requests().len(), 6);
+    let outcome = run_loop(&server, wide(), &mut history, &events).await;
+    assert!(matches!(outcome, TurnOutcome::Failed { .. }), "{outcome:?}");
+    assert!(server.chat_requests().len() <= 8);
+    // A lone message the server rejects is answered at once and dropped.
+    let mut lone = vec![Message::user("x")];
+    let before = server.chat_requests().len();
+    let outcome = run_loop(&server, wide(), &mut lone, &events).await;
+    let TurnOutcome::Failed { message } = outcome else {
+        panic!("expected a failure, got {outcome:?}");
+    };
+    assert!(
+        message.contains("the message was dropped from the conversation"),
+        "{message}"
+    );
+    assert_eq!(server.chat_requests().len(), before + 1);
 }
 
 #[test]

@@ -300,7 +300,7 @@ async fn governance_state_round_trips_through_resume() {
         let memory = agent::context::Memory::load(&config);
         let mut registry = agent::tools::Registry::builtin();
         memory.register_tools(&mut registry);
-        Agent::new(AgentParts {
+        let mut agent = Agent::new(AgentParts {
             config: Arc::new(config),
             client,
             registry,
@@ -308,8 +308,9 @@ async fn governance_state_round_trips_through_resume() {
             approver: Arc::new(agent::permissions::approval::AlwaysYes),
             sink: Arc::new(NullSink),
             exec: Default::default(),
-            memory,
-        })
+        });
+        agent.set_memory(memory);
+        agent
     };
     let mut first = build();
     first.record_governance(json!({"role": "reviewer", "spent": {"tokens": 10}}));
