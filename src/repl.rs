@@ -14,6 +14,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
+    ("/role", "list roles, or switch with /role NAME"),
+    ("/budget", "show the session's budget"),
     ("/compact", "summarize older history into a handoff note"),
     ("/todos", "show the todo list"),
     ("/sessions", "list saved sessions of this workspace"),
@@ -27,6 +29,9 @@ pub enum Input {
     Help,
     Exit,
     Clear,
+    /// `/role` (list) or `/role NAME` (switch).
+    Role(Option<String>),
+    Budget,
     Compact,
     Todos,
     Sessions,
@@ -46,14 +51,17 @@ impl Input {
             return Self::Task(line.trim_end().to_string());
         }
         let (command, rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        let argument = Some(rest.trim()).filter(|r| !r.is_empty()).map(str::to_string);
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
             "/clear" => Self::Clear,
+            "/role" => Self::Role(argument),
+            "/budget" => Self::Budget,
             "/compact" => Self::Compact,
             "/todos" => Self::Todos,
             "/sessions" => Self::Sessions,
-            "/resume" => Self::Resume(Some(rest.trim().to_string()).filter(|id| !id.is_empty())),
+            "/resume" => Self::Resume(argument),
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -122,6 +130,14 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 agent.clear();
                 println!("new conversation");
             }
+            Input::Role(None) => print!("{}", agent.governor().roles_listing()),
+            Input::Role(Some(name)) => match agent.set_role(&name) {
+                Ok(()) => println!("role: {name}\n{}", agent.governor().budget_line()),
+                Err(error) => agent.sink().emit(AgentEvent::Error {
+                    message: error.to_string(),
+                }),
+            },
+            Input::Budget => println!("{}", agent.governor().budget_line()),
             Input::Unknown(name) => {
                 let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
                 agent.sink().emit(AgentEvent::Error {
@@ -224,6 +240,9 @@ mod tests {
     fn parses_commands() {
         assert_eq!(Input::parse("  /help "), Input::Help);
         assert_eq!(Input::parse("/nope x"), Input::Unknown("/nope".into()));
+        assert_eq!(Input::parse("/role"), Input::Role(None));
+        assert_eq!(Input::parse("/role  ops "), Input::Role(Some("ops".into())));
+        assert_eq!(Input::parse("/budget"), Input::Budget);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
         assert_eq!(Input::parse("/resume"), Input::Resume(None));
@@ -232,6 +251,9 @@ mod tests {
             Input::Resume(Some("2026-x".into()))
         );
         assert_eq!(Input::parse("/compact"), Input::Compact);
-        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
+        assert_eq!(
+            Input::parse("// comment-like task"),
+            Input::Task("// comment-like task".into())
+        );
     }
 }

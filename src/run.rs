@@ -9,41 +9,62 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
-use crate::cli::{CheckArgs, Cli, Command, RunArgs, SandboxArg};
+use crate::cli::{CheckArgs, Cli, Command, RunArgs};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
-use crate::model::{Client, ProviderSettings, TextToolCalls};
+use crate::model::{Client, ProviderSettings};
 use crate::permissions::approval::{AlwaysYes, NoTerminal};
 use crate::permissions::{Approver, PermissionEngine};
-use crate::sandbox::{ExecSettings, SandboxMode};
+use crate::sandbox;
 use crate::tools::Registry;
 use crate::ui::approval::TerminalApprover;
 use crate::ui::terminal::{Target, TerminalSink};
 
 /// Runs `agent` with `args` (including the program name) and returns the exit code.
 pub fn run(args: Vec<OsString>) -> ExitCode {
+    // The sandbox helper runs before every shell command: skip everything else.
+    if args.get(1).is_some_and(|arg| arg == sandbox::helper::NAME) {
+        return helper_exit(sandbox::helper::main(&args[2..]));
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Done
+            }
+            .into();
         }
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
         Some(Command::Sessions) => sessions(&cli.run),
+        Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
             Exit::Done
         }
+        Some(Command::Sandbox(args)) => {
+            let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
+            return helper_exit(sandbox::helper::main(&args));
+        }
         Some(command) => {
-            fail(&format!("`{}` is not available yet", command_name(&command)));
+            fail(&format!(
+                "`{}` is not available yet",
+                command_name(&command)
+            ));
             Exit::Usage
         }
         None => session(&cli.run),
     };
     exit.into()
+}
+
+fn helper_exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn command_name(command: &Command) -> &'static str {
@@ -124,7 +145,10 @@ fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
+            println!(
+                "  {}: {} — {}{rule}",
+                part.decision, part.command, part.reason
+            );
         }
     }
     Exit::Done
@@ -177,14 +201,21 @@ fn session(args: &RunArgs) -> Exit {
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
+        let no_color = config
+            .environment
+            .get("NO_COLOR")
+            .is_some_and(|v| !v.is_empty())
             || config.environment.get("TERM") == Some("dumb");
         let text_target = if interactive || stdout_tty {
             Target::Stdout
         } else {
             Target::Stderr
         };
-        let activity = if interactive { Target::Stdout } else { Target::Stderr };
+        let activity = if interactive {
+            Target::Stdout
+        } else {
+            Target::Stderr
+        };
         let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
@@ -229,9 +260,24 @@ fn build_agent(
     for message in warnings {
         sink.emit(AgentEvent::Warning { message });
     }
-    let exec = exec_settings(&config);
-    let (memory, registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
-    let sandbox = sandbox_line(&exec);
+    let governance = crate::governance::setup(&config, &endpoint.model, Arc::clone(&sink))
+        .map_err(|error| {
+            fail(&error.to_string());
+            Exit::Usage
+        })?;
+    for message in governance.warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    let governor = governance.governor;
+    let (memory, mut registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
+    governor.hide_denied(&mut registry);
+    let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
+        fail(&error.to_string());
+        Exit::Usage
+    })?;
+    let sandbox_warnings = sandbox.warnings;
+    let exec = sandbox.exec;
+    let banner = sandbox::settings::banner(&exec);
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
@@ -242,13 +288,17 @@ fn build_agent(
         exec,
     });
     agent.set_memory(memory);
+    agent.set_governor(governor);
     let resumed = resume_requested(&mut agent)?;
     sink.emit(AgentEvent::SessionStarted {
         session_id: agent.session_id(),
         model: endpoint.model.clone(),
         workspace: agent.config().workspace.clone(),
-        sandbox,
+        sandbox: banner,
     });
+    for message in sandbox_warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
     if let Some(summary) = resumed {
         sink.emit(AgentEvent::Notice {
             message: agent.resume_notice(&summary),
@@ -295,67 +345,11 @@ fn resume_requested(
         })
 }
 
-fn sandbox_line(exec: &ExecSettings) -> String {
-    let mode = match exec.mode {
-        SandboxMode::WorkspaceWrite => "workspace-write",
-        SandboxMode::ReadOnly => "read-only",
-        SandboxMode::Off => "off",
-    };
-    let network = if exec.network { "network on" } else { "network off" };
-    format!("sandbox {mode}, {network}")
-}
-
-/// `[provider]` from the user config.
+/// `[provider]` from the user config (never the project file; see
+/// [`crate::model::settings`]).
 ///
 /// # Errors
-/// [`ConfigError::Invalid`] for an unknown `text_tool_calls` value or a bad `extra_body`.
+/// [`ConfigError::Invalid`] naming the key and the bad value.
 pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigError> {
-    let section = &config.user.provider;
-    let defaults = ProviderSettings::default();
-    let text_tool_calls = match section.text_tool_calls.as_deref() {
-        None | Some("auto") => TextToolCalls::Auto,
-        Some("off") => TextToolCalls::Off,
-        Some(other) => {
-            return Err(ConfigError::Invalid(format!(
-                "[provider] text_tool_calls = `{other}`; expected `auto` or `off`"
-            )));
-        }
-    };
-    let extra_body = match &section.extra_body {
-        None => serde_json::Map::new(),
-        Some(table) => match serde_json::to_value(table) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => {
-                return Err(ConfigError::Invalid(
-                    "[provider] extra_body must be a table".into(),
-                ));
-            }
-        },
-    };
-    let secs = std::time::Duration::from_secs;
-    Ok(ProviderSettings {
-        headers: section.headers.clone(),
-        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
-        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
-        max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
-        text_tool_calls,
-        stream: section.stream.unwrap_or(true),
-        extra_body,
-    })
-}
-
-fn exec_settings(config: &Config) -> ExecSettings {
-    let mode = match config.run.sandbox {
-        Some(SandboxArg::ReadOnly) => SandboxMode::ReadOnly,
-        Some(SandboxArg::Off) => SandboxMode::Off,
-        _ => SandboxMode::WorkspaceWrite,
-    };
-    ExecSettings {
-        mode,
-        network: config.run.network || config.user.sandbox.network.unwrap_or(false),
-        writable_roots: config.user.sandbox.writable_roots.clone(),
-        env_remove: config.secret_vars.clone(),
-        ..ExecSettings::default()
-    }
+    ProviderSettings::from_section(&config.user.provider).map_err(ConfigError::Invalid)
 }

@@ -219,9 +219,11 @@ impl Agent {
         self.todos_seen
             .store(self.todos.version(), Ordering::SeqCst);
         self.governance = loaded.governance;
+        self.restore_governance();
         self.session
             .replace(SessionLog::resume(info.path, loaded.header));
         self.context.reset();
+        self.governor.set_session_id(&self.session.id());
         Ok(summary)
     }
 
@@ -234,11 +236,41 @@ impl Agent {
     pub(super) fn start_new_session(&mut self) {
         let log = new_session_log(&self.config, &self.client.endpoint().model);
         self.session.replace(log);
+        self.governor.set_session_id(&self.session.id());
         self.todos.set(Vec::new());
         self.todos_seen
             .store(self.todos.version(), Ordering::SeqCst);
         self.governance = None;
         self.context.reset();
+    }
+
+    /// Saves the governor's role and spending in the session (after each turn).
+    pub(super) fn save_governance(&self) {
+        self.record_governance(serde_json::json!({
+            "role": self.governor.role().name,
+            "spending": self.governor.spending(),
+        }));
+    }
+
+    /// Applies the governance state restored by resume: the role (when it still exists)
+    /// and the spending (§9.2: spending survives `--resume`).
+    fn restore_governance(&mut self) {
+        let Some(state) = self.governance.clone() else {
+            return;
+        };
+        if let Some(role) = state.get("role").and_then(serde_json::Value::as_str)
+            && let Err(error) = self.set_role(role)
+        {
+            self.sink.emit(AgentEvent::Warning {
+                message: format!("cannot restore the session's role: {error}"),
+            });
+        }
+        if let Some(spending) = state
+            .get("spending")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+        {
+            self.governor.restore(spending);
+        }
     }
 
     /// Connects the listed `task` tool to this agent's current parts (role, policy and
@@ -261,7 +293,11 @@ impl Agent {
             permissions: Arc::clone(&self.permissions),
             approver: Arc::clone(&self.approver),
             policy: Arc::clone(&self.policy),
-            exhausted: Arc::new(|| None),
+            exhausted: {
+                let governor = Arc::clone(&self.governor);
+                Arc::new(move || governor.exhausted_message())
+            },
+            hooks: Arc::clone(&self.governor) as Arc<dyn super::turn::LoopHooks>,
             reminder_lines: self.reminder_lines.clone(),
             sink: Arc::clone(&self.sink),
             system_prompt,

@@ -15,11 +15,12 @@ pub use turn::{TurnOutcome, TurnStats};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::context::{ContextManager, ContextSettings};
+use crate::governance::{GovernanceError, Governor};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
 use crate::session::SessionHandle;
-use crate::tools::dispatch::{CallPolicy, NoPolicy};
+use crate::tools::dispatch::CallPolicy;
 use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
 
 /// Default context window in tokens when config and the model table say nothing (§7.3).
@@ -46,6 +47,8 @@ pub struct Agent {
     permissions: Arc<Mutex<PermissionEngine>>,
     approver: Arc<dyn Approver>,
     policy: Arc<dyn CallPolicy>,
+    /// Roles, budgets and policy events (§9); also `policy` and the loop's hooks.
+    governor: Arc<Governor>,
     sink: Arc<dyn EventSink>,
     exec: ExecSettings,
     files: FileTracker,
@@ -82,13 +85,16 @@ impl Agent {
             Arc::clone(&parts.sink),
         ));
         let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
+        let governor = Arc::new(Governor::builtin(&parts.client.endpoint().model));
+        governor.set_session_id(&session.id());
         Self {
             config: parts.config,
             client: parts.client,
             registry: parts.registry,
             permissions: Arc::new(Mutex::new(parts.permissions)),
             approver: parts.approver,
-            policy: Arc::new(NoPolicy),
+            policy: Arc::clone(&governor) as Arc<dyn CallPolicy>,
+            governor,
             sink: parts.sink,
             exec: parts.exec,
             files: FileTracker::default(),
@@ -125,6 +131,33 @@ impl Agent {
         &self.sink
     }
 
+    pub fn governor(&self) -> &Arc<Governor> {
+        &self.governor
+    }
+
+    /// Uses `governor` for roles, budgets and policy events (replacing the built-in default
+    /// of [`Agent::new`]) and hides the tools its role denies. Call before the first turn:
+    /// the system prompt lists the tools offered when the agent was built, so build the
+    /// registry with [`Governor::hide_denied`] already applied.
+    pub fn set_governor(&mut self, governor: Arc<Governor>) {
+        governor.hide_denied(&mut self.registry);
+        self.policy = Arc::clone(&governor) as Arc<dyn CallPolicy>;
+        governor.set_session_id(&self.session.id());
+        self.governor = governor;
+    }
+
+    /// Switches the active role (`/role NAME`): the tools offered change with it; spending
+    /// is kept (§9.2). The system prompt is left as it is (the prefix stays cacheable); the
+    /// request's tool list and the reminder name what the new role may use.
+    ///
+    /// # Errors
+    /// [`GovernanceError::UnknownRole`] listing the available roles.
+    pub fn set_role(&mut self, name: &str) -> Result<(), GovernanceError> {
+        self.governor.switch_role(name)?;
+        self.governor.hide_denied(&mut self.registry);
+        Ok(())
+    }
+
     /// Starts a new conversation (`/clear`) in a new session file.
     pub fn clear(&mut self) {
         self.history.clear();
@@ -133,6 +166,9 @@ impl Agent {
 
     /// Runs one user turn to its end.
     pub async fn run_turn(&mut self, input: &str, cancel: &CancelToken) -> TurnOutcome {
+        if let Some(message) = self.governor.exhausted_message() {
+            return TurnOutcome::BudgetExhausted { message };
+        }
         self.sink.emit(AgentEvent::TurnStarted {
             input: input.to_string(),
         });
@@ -157,14 +193,14 @@ impl Agent {
             policy: self.policy.as_ref(),
         };
         let workspace = self.config.workspace.clone();
-        let (todos, lines) = (self.todos.clone(), self.reminder_lines.clone());
+        let (todos, lines, governor) =
+            (self.todos.clone(), self.reminder_lines.clone(), Arc::clone(&self.governor));
         let reminder = move || {
-            prompt::reminder(
-                &prompt::today(),
-                &workspace,
-                &memory::reminder_extra(&todos, &lines),
-            )
+            let mut extra = memory::reminder_extra(&todos, &lines);
+            extra.extend(governor.reminder_lines());
+            prompt::reminder(&prompt::today(), &workspace, &extra)
         };
+        let exhausted = || self.governor.exhausted_message();
         let (session, todos, seen, sink) =
             (&self.session, &self.todos, &self.todos_seen, &self.sink);
         let on_message = move |m: &Message| memory::on_message(session, todos, seen, sink, m);
@@ -176,8 +212,9 @@ impl Agent {
             system_prompt: &self.system_prompt,
             reminder: &reminder,
             max_model_calls: self.config.run.max_turns,
-            exhausted: &|| None,
+            exhausted: &exhausted,
             on_message: &on_message,
+            hooks: self.governor.as_ref(),
             context: Some(&self.context),
         };
         let mut stats = TurnStats::default();
@@ -188,6 +225,7 @@ impl Agent {
             context_tokens: stats.last_prompt_tokens,
             context_window: self.context.window(),
         });
+        self.save_governance();
         outcome
     }
 }

@@ -45,6 +45,8 @@ pub struct ChildEnv {
     pub approver: Arc<dyn Approver>,
     pub policy: Arc<dyn CallPolicy>,
     pub exhausted: ExhaustedCheck,
+    /// Governance hooks (usage and tool calls count toward the shared budget).
+    pub hooks: Arc<dyn super::turn::LoopHooks>,
     /// The parent's extra reminder lines (role and budget).
     pub reminder_lines: Vec<super::memory::ReminderLine>,
     /// The parent's sink; the child's events are wrapped before they reach it.
@@ -201,6 +203,7 @@ async fn run_child(
         max_model_calls: env.max_model_calls,
         exhausted: &exhausted,
         on_message: &on_message,
+        hooks: env.hooks.as_ref(),
         context: Some(&context),
     };
     let mut history = vec![Message::user(child_prompt(description, prompt))];

@@ -6,13 +6,17 @@
 //! interrupted stream is stored or executed; an empty assistant message is never stored.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::events::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
 use crate::model::types::sanitize_arguments;
-use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, Usage};
-use crate::tools::{Dispatcher, ToolContext};
+use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolCall, Usage};
+use crate::tools::{DispatchOutcome, Dispatcher, ToolContext};
+
+/// Added (to this request only) when the model's previous reply was empty.
+const EMPTY_REPLY_NUDGE: &str =
+    "\n(Your last reply was empty. Continue the task: call a tool, or give your final answer.)";
 
 /// Result text for a call that was never run because the user interrupted the turn.
 pub const INTERRUPTED: &str = "interrupted by user";
@@ -48,10 +52,32 @@ pub struct LoopContext<'a> {
     pub exhausted: &'a (dyn Fn() -> Option<String> + Send + Sync),
     /// Called with every message added to the history, in order (session persistence).
     pub on_message: &'a (dyn Fn(&Message) + Send + Sync),
+    /// Governance hooks (§9): usage per model call, every tool call before and after.
+    pub hooks: &'a dyn LoopHooks,
     /// Prunes/compacts the history before each model call and recovers from
     /// context-length errors (§7.2, §7.3); `None` leaves the history alone.
     pub context: Option<&'a crate::context::ContextManager>,
 }
+
+/// What the governance layer needs to see of a turn (SPEC §9): the usage of each model call
+/// (cost), and each tool call before it is dispatched and after (the audit log, budgets). A
+/// call that is never dispatched (interrupted, or after the budget ran out) still goes
+/// through both, with a blocked outcome. `after_tool` may rewrite the result the model gets
+/// (compressed shell output, a budget line). Every method defaults to doing nothing.
+pub trait LoopHooks: Send + Sync {
+    /// After each model call that reported usage.
+    fn on_usage(&self, _usage: &Usage) {}
+    /// Before a tool call is dispatched (or skipped).
+    fn before_tool(&self, _call: &ToolCall) {}
+    /// After a tool call, before its result is shown and stored.
+    fn after_tool(&self, _call: &ToolCall, _outcome: &mut DispatchOutcome, _took: Duration) {}
+}
+
+/// No governance: every hook does nothing.
+#[derive(Debug, Default)]
+pub struct NoHooks;
+
+impl LoopHooks for NoHooks {}
 
 /// Totals of one turn.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,7 +107,7 @@ pub async fn run(
         if let Some(context) = cx.context {
             context.before_request(cx, history, cancel).await;
         }
-        let completion = match call_model(cx, history, cancel).await {
+        let completion = match call_model(cx, history, cancel, empty_replies > 0).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
             Err(CallError::Model(error)) => {
@@ -108,6 +134,7 @@ pub async fn run(
                 (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
             };
             stats.last_prompt_tokens = Some(usage.prompt_tokens);
+            cx.hooks.on_usage(&usage);
         }
         let mut message = completion.message;
         let raw_calls = message.tool_calls.clone();
@@ -187,11 +214,12 @@ fn dispatch_all(
 ) -> Option<TurnOutcome> {
     let mut stop: Option<TurnOutcome> = None;
     for call in calls {
+        cx.hooks.before_tool(&call);
         let content = if cancel.is_cancelled() {
             stop.get_or_insert(TurnOutcome::Interrupted);
-            INTERRUPTED.to_string()
+            skip(cx, &call, INTERRUPTED.to_string())
         } else if let Some(TurnOutcome::BudgetExhausted { message }) = &stop {
-            format!("Blocked by policy: {message}")
+            skip(cx, &call, format!("Blocked by policy: {message}"))
         } else {
             cx.sink.emit(AgentEvent::ToolStarted {
                 call_id: call.id.clone(),
@@ -199,7 +227,9 @@ fn dispatch_all(
                 summary: summarize(&call.arguments),
             });
             let started = Instant::now();
-            let outcome = tokio::task::block_in_place(|| cx.dispatcher.dispatch(&call, cx.tools));
+            let mut outcome =
+                tokio::task::block_in_place(|| cx.dispatcher.dispatch(&call, cx.tools));
+            cx.hooks.after_tool(&call, &mut outcome, started.elapsed());
             cx.sink.emit(AgentEvent::ToolFinished {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
@@ -218,6 +248,19 @@ fn dispatch_all(
         push(cx, history, Message::tool_result(call.id, content));
     }
     stop
+}
+
+/// The answer to a call that is not dispatched, after the hooks have seen it.
+fn skip(cx: &LoopContext<'_>, call: &ToolCall, content: String) -> String {
+    let mut outcome = DispatchOutcome {
+        content,
+        ok: false,
+        decision: None,
+        blocked: true,
+        display: None,
+    };
+    cx.hooks.after_tool(call, &mut outcome, Duration::ZERO);
+    outcome.content
 }
 
 /// The key argument of a call for one-line display: `command`, else `path`, else the JSON.
@@ -240,8 +283,16 @@ async fn call_model(
     cx: &LoopContext<'_>,
     history: &[Message],
     cancel: &CancelToken,
+    nudge: bool,
 ) -> Result<crate::model::Completion, CallError> {
-    let request = build_request(cx, history);
+    let mut request = build_request(cx, history);
+    if nudge {
+        if let Some(last) = request.messages.last_mut() {
+            last.content
+                .get_or_insert_with(String::new)
+                .push_str(EMPTY_REPLY_NUDGE);
+        }
+    }
     let sink = Arc::clone(cx.sink);
     let mut on_event = move |event: StreamEvent| {
         sink.emit(match event {

@@ -113,6 +113,11 @@ pub struct ProviderSection {
     pub text_tool_calls: Option<String>,
     /// Stream responses (default true).
     pub stream: Option<bool>,
+    /// Where `reasoning_content` is sent back: `tool-calls` (default), `all`, `off`.
+    pub send_reasoning: Option<String>,
+    /// Content of tool-only assistant messages: `auto` (default: null, `""` after a server
+    /// rejects null), `null`, `empty`.
+    pub tool_call_content: Option<String>,
     /// Fields merged into every request body, e.g. OpenRouter's `usage = { include = true }`.
     pub extra_body: Option<toml::Table>,
 }
@@ -126,15 +131,19 @@ pub struct Price {
     pub cached_input_per_mtok: Option<f64>,
 }
 
-/// `[budget]` (§9.2).
+/// `[budget]` (§9.2); resolved by [`crate::governance::settings::BudgetSettings`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetSection {
     /// Share of a limit at which WARNING starts (default 0.8).
     pub warn_at: Option<f64>,
-    /// Overrides of the active role's limits.
+    /// Share of a limit at which EXHAUSTED starts (default 1.0).
+    pub exhaust_at: Option<f64>,
+    /// Replace the active role's limit of tool-output tokens (any role).
     pub max_context_tokens: Option<u64>,
+    /// Replace the active role's limit of `bash` calls (any role).
     pub max_shell_invocations: Option<u64>,
+    /// Replace the active role's cost limit in USD (any role).
     pub max_cost_usd: Option<f64>,
 }
 

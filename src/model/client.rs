@@ -1,43 +1,55 @@
-//! HTTP client for chat-completions: streaming with fallback, retries, error classification.
+//! The chat-completions client: one request from start to a complete answer.
+//!
+//! [`Client::complete`] runs [`Exchange`] attempts until one gives a complete answer:
+//! - retryable failures (see [`super::retry`]) wait (backoff with jitter, or `Retry-After`,
+//!   capped) and try again, up to `max_attempts`, reporting `StreamEvent::Retrying` first;
+//!   the last failure is returned as [`ModelError::RetriesExhausted`];
+//! - rejections the client can repair change the request for the rest of the session and
+//!   resend at once, each at most once: streaming rejected → non-streaming
+//!   (`StreamEvent::StreamingDisabled`), `stream_options` rejected → dropped, `content: null`
+//!   rejected → `""`, `reasoning_content` rejected → not sent;
+//! - anything else is returned at once.
+//!
+//! The complete answer becomes a [`Completion`]: a tool call written as text (when no native
+//! call came) is converted; held-back text is shown if it was not a call; every call gets a
+//! non-empty id unique within the session (`call` + 5 base-36 characters, 9 alphanumerics,
+//! which Mistral's chat template requires) where the server sent none or repeated one.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use futures_util::StreamExt;
-use reqwest::StatusCode;
-use serde_json::Value;
-
-use super::sse::{Accumulator, SseParser};
+use super::exchange::{self, Adjustment, Attempt, Exchange, Sent};
+use super::holdback::Holdback;
+use super::models::{self, ModelList};
+use super::retry::{self, Sleeper};
 use super::text_calls;
-use super::types::{Completion, Message, Role};
-use super::wire::{self, RawCompletion, WireOptions};
-use super::{ChatRequest, ModelError, ProviderSettings, StreamEvent, TextToolCalls};
+use super::types::{Completion, Message, Role, ToolCall};
+use super::wire::{self, MessageOptions, RawCompletion, WireOptions};
+use super::{
+    ChatRequest, ModelError, ProviderSettings, SendReasoning, StreamEvent, TextToolCalls,
+    ToolCallContent,
+};
 use crate::config::Endpoint;
 
-/// Largest error body read from a failed response, in bytes.
-const MAX_ERROR_BODY: usize = 64 * 1024;
-/// How long to wait for the rest of a stream after its `finish_reason`.
-const AFTER_FINISH_WAIT: Duration = Duration::from_secs(5);
-
-/// A chat-completions client for one endpoint.
+/// A chat-completions client for one endpoint and one session. Clones share the session's
+/// adjustments and id counter.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
     endpoint: Endpoint,
     settings: ProviderSettings,
+    session: Arc<SessionState>,
+    sleeper: Arc<dyn Sleeper>,
 }
 
-/// What one attempt produced.
-enum Attempt {
-    Done(RawCompletion),
-    /// Worth another attempt after `delay` (server hint) or the backoff.
-    Retry {
-        reason: String,
-        retry_after: Option<Duration>,
-        error: ModelError,
-    },
-    /// The server rejected `stream: true`.
-    StreamingRejected,
-    Fatal(ModelError),
+/// What the client learned about the server during the session.
+#[derive(Debug, Default)]
+struct SessionState {
+    no_streaming: AtomicBool,
+    no_stream_usage: AtomicBool,
+    empty_content: AtomicBool,
+    no_reasoning: AtomicBool,
+    next_id: AtomicU64,
 }
 
 impl Client {
@@ -46,11 +58,11 @@ impl Client {
     pub fn new(endpoint: Endpoint, settings: ProviderSettings) -> Result<Self, ModelError> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &settings.headers {
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| ModelError::Setup(format!("header `{name}`: {e}")))?;
+            let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ModelError::Setup(format!("header name `{name}`: {e}")))?;
             let value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|e| ModelError::Setup(format!("header `{name}`: {e}")))?;
-            headers.insert(name, value);
+                .map_err(|e| ModelError::Setup(format!("value of header `{name}`: {e}")))?;
+            headers.insert(header, value);
         }
         let http = reqwest::Client::builder()
             .default_headers(headers)
@@ -58,45 +70,69 @@ impl Client {
             .read_timeout(settings.idle_timeout)
             .user_agent(concat!("agent/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| ModelError::Setup(e.to_string()))?;
+            .map_err(|e| ModelError::Setup(exchange::error_chain(&e)))?;
+        let start = retry::random_u64();
+        let mut endpoint = endpoint;
+        endpoint.base_url = base_url(&endpoint.base_url);
         Ok(Self {
             http,
             endpoint,
             settings,
+            session: Arc::new(SessionState {
+                next_id: AtomicU64::new(start),
+                ..SessionState::default()
+            }),
+            sleeper: retry::tokio_sleeper(),
         })
+    }
+
+    /// The same client waiting between attempts through `sleeper` (tests observe the waits).
+    pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.sleeper = sleeper;
+        self
     }
 
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
-    /// Sends `request` and returns the whole answer, reporting text as it arrives.
-    ///
-    /// Retries 429/5xx/529, connection errors and interrupted streams with exponential
-    /// backoff (honouring `Retry-After`), up to `max_attempts`.
+    pub fn settings(&self) -> &ProviderSettings {
+        &self.settings
+    }
+
+    /// Sends `request` and returns the complete answer, reporting text, reasoning, retries
+    /// and adjustments as they happen (see the module doc).
     ///
     /// # Errors
-    /// The last [`ModelError`] once attempts are used up, or at once for errors that a retry
-    /// cannot fix (400/401/403/404, context length exceeded).
+    /// [`ModelError::RetriesExhausted`] once attempts are used up; at once for errors a
+    /// retry cannot fix (400/401/403/404, [`ModelError::ContextLengthExceeded`]).
     pub async fn complete(
         &self,
         request: &ChatRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, ModelError> {
-        let mut stream = self.settings.stream;
+        let max_attempts = self.settings.max_attempts.max(1);
         let mut attempt = 1;
         loop {
-            let outcome = self.attempt(request, stream, on_event).await;
-            match outcome {
-                Attempt::Done(raw) => return Ok(self.completion(raw, request)),
-                Attempt::StreamingRejected if stream => {
-                    stream = false;
-                    on_event(StreamEvent::StreamingDisabled);
+            let (body, sent) = self.body(request);
+            let url = format!("{}/chat/completions", self.endpoint.base_url);
+            let exchange = Exchange {
+                http: &self.http,
+                url: &url,
+                api_key: &self.endpoint.api_key,
+                idle_timeout: self.settings.idle_timeout,
+                connect_timeout: self.settings.connect_timeout,
+                sent,
+                gate_text: self.reads_text_calls(request),
+            };
+            match exchange.run(body, on_event).await {
+                Attempt::Done(raw, gate) => {
+                    return Ok(self.completion(raw, gate, request, on_event));
                 }
-                Attempt::StreamingRejected => {
-                    return Err(ModelError::InvalidResponse(
-                        "the server rejected the request".into(),
-                    ));
+                Attempt::Adjust(adjustment, error) => {
+                    if !self.adjust(adjustment, on_event) {
+                        return Err(error);
+                    }
                 }
                 Attempt::Fatal(error) => return Err(error),
                 Attempt::Retry {
@@ -104,342 +140,280 @@ impl Client {
                     retry_after,
                     error,
                 } => {
-                    if attempt >= self.settings.max_attempts {
-                        return Err(error);
+                    if attempt >= max_attempts {
+                        return Err(match attempt {
+                            1 => error,
+                            attempts => ModelError::RetriesExhausted {
+                                attempts,
+                                last: Box::new(error),
+                            },
+                        });
                     }
-                    let delay = retry_delay(attempt, retry_after, self.settings.max_retry_wait);
+                    let delay = retry::retry_delay(
+                        attempt,
+                        retry_after,
+                        self.settings.max_retry_wait,
+                        retry::random_jitter(),
+                    );
                     attempt += 1;
                     on_event(StreamEvent::Retrying {
                         attempt,
-                        max_attempts: self.settings.max_attempts,
+                        max_attempts,
                         delay,
                         reason,
                     });
-                    tokio::time::sleep(delay).await;
+                    self.sleeper.sleep(delay).await;
                 }
             }
         }
     }
 
-    async fn attempt(
-        &self,
-        request: &ChatRequest,
-        stream: bool,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Attempt {
-        let options = WireOptions {
-            model: self.endpoint.model.clone(),
-            stream,
-            empty_content_for_tool_calls: false,
-            extra_body: self.settings.extra_body.clone(),
-        };
-        let body = wire::request_body(request, &options);
-        let url = format!("{}/chat/completions", self.endpoint.base_url);
-        let mut builder = self.http.post(&url).json(&body);
+    /// `GET {BASE_URL}/models`.
+    ///
+    /// # Errors
+    /// [`ModelError::Connect`] when unreachable, [`ModelError::Status`] for 401/403 and other
+    /// errors, [`ModelError::InvalidResponse`] for a 200 without a list.
+    pub async fn list_models(&self) -> Result<ModelList, ModelError> {
+        let url = format!("{}/models", self.endpoint.base_url);
+        let mut builder = self.http.get(&url);
         if !self.endpoint.api_key.is_empty() {
             builder = builder.bearer_auth(&self.endpoint.api_key);
         }
-        let response = match builder.send().await {
-            Ok(response) => response,
-            Err(error) => return self.transport_error(&url, &error),
-        };
-        let status = response.status();
-        if !status.is_success() {
-            return classify_status(status, response, stream).await;
-        }
-        if stream {
-            self.read_stream(response, on_event).await
-        } else {
-            match response.text().await {
-                Ok(text) => match wire::parse_response(&text) {
-                    Ok(raw) => {
-                        if !raw.content.is_empty() {
-                            on_event(StreamEvent::Text(raw.content.clone()));
-                        }
-                        Attempt::Done(raw)
-                    }
-                    Err(message) => Attempt::Fatal(ModelError::InvalidResponse(message)),
-                },
-                Err(error) => self.transport_error(&url, &error),
+        let wait = self.settings.connect_timeout + self.settings.idle_timeout;
+        let response = match tokio::time::timeout(wait, builder.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) if error.is_connect() => {
+                return Err(ModelError::Connect {
+                    url,
+                    message: exchange::error_chain(&error),
+                });
             }
+            Ok(Err(error)) => return Err(ModelError::Interrupted(exchange::error_chain(&error))),
+            Err(_) => {
+                return Err(ModelError::Interrupted(format!(
+                    "no answer within {} s",
+                    wait.as_secs()
+                )));
+            }
+        };
+        let status = response.status().as_u16();
+        let body = tokio::time::timeout(wait, response.text()).await;
+        let body = body.ok().and_then(Result::ok).unwrap_or_default();
+        match status {
+            200..=299 => models::parse_model_ids(&body)
+                .map(ModelList::Listed)
+                .ok_or_else(|| {
+                    ModelError::InvalidResponse("the /models answer holds no model list".into())
+                }),
+            401 | 403 => Err(ModelError::Status {
+                status,
+                message: super::classify::error_text(&body, "unauthorized"),
+                hint: Some("check API_KEY"),
+            }),
+            _ => Ok(ModelList::NotOffered(status)),
         }
     }
 
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Attempt {
-        let mut parser = SseParser::new();
-        let mut accumulator = Accumulator::new();
-        let mut bytes = response.bytes_stream();
-        loop {
-            // After a finish_reason only a usage chunk and [DONE] may follow; a server that
-            // then keeps the connection open is not waited on for the full idle timeout.
-            let wait = if accumulator.is_complete() {
-                AFTER_FINISH_WAIT.min(self.settings.idle_timeout)
+    fn reads_text_calls(&self, request: &ChatRequest) -> bool {
+        self.settings.text_tool_calls == TextToolCalls::Auto && !request.tools.is_empty()
+    }
+
+    /// The request body as it goes out now, and what it contains.
+    fn body(&self, request: &ChatRequest) -> (Vec<u8>, Sent) {
+        let stream = self.settings.stream && !self.session.no_streaming.load(Ordering::Relaxed);
+        let messages = MessageOptions {
+            empty_content_for_tool_calls: match self.settings.tool_call_content {
+                ToolCallContent::Auto => self.session.empty_content.load(Ordering::Relaxed),
+                ToolCallContent::Null => false,
+                ToolCallContent::Empty => true,
+            },
+            reasoning: if self.session.no_reasoning.load(Ordering::Relaxed) {
+                SendReasoning::Off
             } else {
-                self.settings.idle_timeout
-            };
-            let events = match tokio::time::timeout(wait, bytes.next()).await {
-                Err(_) if accumulator.is_complete() => break,
-                Err(_) => {
-                    return interrupted(format!(
-                        "no data from the model server for {} s",
-                        wait.as_secs()
-                    ));
-                }
-                Ok(None) => {
-                    let events = parser.finish();
-                    for event in &events {
-                        for shown in accumulator.apply(event) {
-                            on_event(shown);
-                        }
-                    }
-                    break;
-                }
-                Ok(Some(Err(error))) => {
-                    return interrupted(format!("the answer stream broke: {error}"));
-                }
-                Ok(Some(Ok(chunk))) => parser.push(&chunk),
-            };
-            for event in &events {
-                for shown in accumulator.apply(event) {
-                    on_event(shown);
-                }
-            }
-            if let Some(message) = accumulator.stream_error() {
-                return Attempt::Fatal(ModelError::InvalidResponse(message.to_string()));
-            }
-            if accumulator.saw_done() {
-                break;
-            }
-        }
-        match accumulator.finish() {
-            Some(raw) => Attempt::Done(raw),
-            None => interrupted("the answer stream ended before it was complete".into()),
-        }
-    }
-
-    fn transport_error(&self, url: &str, error: &reqwest::Error) -> Attempt {
-        let message = error_chain(error);
-        let error = if error.is_connect() {
-            ModelError::Connect {
-                url: url.to_string(),
-                message,
-            }
-        } else if error.is_timeout() {
-            ModelError::Interrupted(format!("the model server did not answer in time ({message})"))
-        } else {
-            ModelError::Interrupted(format!("request to {url} failed: {message}"))
+                self.settings.send_reasoning
+            },
         };
-        Attempt::Retry {
-            reason: error.to_string(),
-            retry_after: None,
-            error,
-        }
+        let options = WireOptions {
+            model: self.endpoint.model.clone(),
+            stream,
+            usage_in_stream: self.settings.stream_usage
+                && !self.session.no_stream_usage.load(Ordering::Relaxed),
+            messages,
+            extra_body: self.settings.extra_body.clone(),
+        };
+        let body = wire::request_body(request, &options);
+        let sent = Sent {
+            stream,
+            stream_usage: options.usage_in_stream,
+            null_content: sends_null_content(&body),
+            reasoning: sends_reasoning(&body),
+        };
+        (serde_json::to_vec(&body).unwrap_or_default(), sent)
     }
 
-    fn completion(&self, raw: RawCompletion, request: &ChatRequest) -> Completion {
+    /// Applies a session adjustment; `false` when it was already applied or is ruled out by
+    /// config (the rejection is then an error).
+    fn adjust(
+        &self,
+        adjustment: Adjustment,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> bool {
+        let flag = match adjustment {
+            Adjustment::NoStreaming => &self.session.no_streaming,
+            Adjustment::NoStreamUsage => &self.session.no_stream_usage,
+            Adjustment::EmptyContent
+                if self.settings.tool_call_content == ToolCallContent::Auto =>
+            {
+                &self.session.empty_content
+            }
+            Adjustment::EmptyContent => return false,
+            Adjustment::NoReasoning => &self.session.no_reasoning,
+        };
+        let first = !flag.swap(true, Ordering::Relaxed);
+        if first && adjustment == Adjustment::NoStreaming {
+            on_event(StreamEvent::StreamingDisabled);
+        }
+        first
+    }
+
+    fn completion(
+        &self,
+        raw: RawCompletion,
+        mut gate: Holdback,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Completion {
         let mut message = Message {
-            content: Some(raw.content),
+            content: (!raw.content.is_empty()).then_some(raw.content),
             reasoning_content: (!raw.reasoning.is_empty()).then_some(raw.reasoning),
             tool_calls: raw.tool_calls,
             ..Message::assistant("")
         };
         message.role = Role::Assistant;
-        if message.tool_calls.is_empty()
-            && self.settings.text_tool_calls == TextToolCalls::Auto
-            && !request.tools.is_empty()
-        {
+        let held = gate.take_held();
+        let mut text_call = false;
+        if message.tool_calls.is_empty() && self.reads_text_calls(request) {
             let offered: Vec<&str> = request.tools.iter().map(|t| t.name).collect();
             if let Some(calls) = text_calls::extract(message.text_content(), &offered) {
                 message.tool_calls = calls;
                 message.content = None;
+                text_call = true;
             }
         }
+        if !text_call && !held.is_empty() {
+            on_event(StreamEvent::Text(held));
+        }
+        self.assign_ids(&mut message.tool_calls);
         Completion {
             message,
             finish_reason: raw.finish_reason,
             usage: raw.usage,
         }
     }
-}
 
-fn interrupted(reason: String) -> Attempt {
-    Attempt::Retry {
-        reason: reason.clone(),
-        retry_after: None,
-        error: ModelError::Interrupted(reason),
-    }
-}
-
-async fn classify_status(status: StatusCode, response: reqwest::Response, stream: bool) -> Attempt {
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
-    let body = read_capped(response).await;
-    let message = serde_json::from_str::<Value>(&body)
-        .map(|v| wire::error_message(&v))
-        .unwrap_or_else(|_| body.trim().chars().take(500).collect());
-    let code = status.as_u16();
-    if is_context_length_error(code, &body) {
-        return Attempt::Fatal(ModelError::ContextLengthExceeded { message });
-    }
-    if stream && code == 400 && body.to_lowercase().contains("stream") {
-        return Attempt::StreamingRejected;
-    }
-    let hint = match code {
-        401 | 403 => Some("check API_KEY"),
-        404 => Some("check MODEL and BASE_URL"),
-        _ => None,
-    };
-    let error = ModelError::Status {
-        status: code,
-        message: if message.is_empty() {
-            status.canonical_reason().unwrap_or("error").to_string()
-        } else {
-            message
-        },
-        hint,
-    };
-    if matches!(code, 408 | 429 | 500 | 502 | 503 | 504 | 529) {
-        Attempt::Retry {
-            reason: format!("the server answered {code}"),
-            retry_after,
-            error,
-        }
-    } else {
-        Attempt::Fatal(error)
-    }
-}
-
-async fn read_capped(mut response: reqwest::Response) -> String {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() >= MAX_ERROR_BODY {
-            body.truncate(MAX_ERROR_BODY);
-            break;
+    /// Gives calls without an id, or with an id already used in this message, a fresh one.
+    fn assign_ids(&self, calls: &mut [ToolCall]) {
+        let mut seen: Vec<String> = Vec::with_capacity(calls.len());
+        for call in calls {
+            if call.id.trim().is_empty() || seen.contains(&call.id) {
+                let n = self.session.next_id.fetch_add(1, Ordering::Relaxed);
+                call.id = synthesized_id(n);
+            }
+            seen.push(call.id.clone());
         }
     }
-    String::from_utf8_lossy(&body).into_owned()
 }
 
-/// Whether an error response says the prompt exceeds the context window, in the wordings of
-/// OpenAI, Anthropic-compatible proxies, vLLM, llama.cpp and Ollama.
-pub fn is_context_length_error(status: u16, body: &str) -> bool {
-    if !matches!(status, 400 | 413 | 422 | 500) {
-        return false;
+/// The base URL without a trailing `/` or a pasted `/chat/completions` (users copy the full
+/// endpoint from provider docs).
+pub fn base_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    url.strip_suffix("/chat/completions")
+        .unwrap_or(url)
+        .to_string()
+}
+
+/// `call` + 5 base-36 digits of `n` (mod 36^5): 9 alphanumerics.
+pub fn synthesized_id(n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut n = n % 36u64.pow(5);
+    let mut digits = [b'0'; 5];
+    for digit in digits.iter_mut().rev() {
+        *digit = DIGITS[(n % 36) as usize];
+        n /= 36;
     }
-    let lower = body.to_lowercase();
-    [
-        "context_length_exceeded",
-        "context length",
-        "context window",
-        "maximum context",
-        "too many tokens",
-        "prompt is too long",
-        "longer than this model allows",
-        "exceeds the available context size",
-        "exceed_context_size",
-        "input is too long",
-    ]
-    .iter()
-    .any(|needle| lower.contains(needle))
+    format!("call{}", String::from_utf8_lossy(&digits))
 }
 
-/// `Retry-After` as seconds or an HTTP date.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
-    }
-    let when = httpdate_to_unix(value)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    Some(Duration::from_secs(when.saturating_sub(now)))
+fn assistant_messages(body: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
 }
 
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) into Unix seconds.
-fn httpdate_to_unix(value: &str) -> Option<u64> {
-    let parts: Vec<&str> = value.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: u64 = day.parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as u64
-        + 1;
-    let year: u64 = year.parse().ok()?;
-    let mut hms = time.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    // Days from civil (Howard Hinnant's algorithm).
-    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * mo + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3600 + m * 60 + s)
+fn sends_null_content(body: &serde_json::Value) -> bool {
+    assistant_messages(body).any(|m| m["content"].is_null())
 }
 
-/// Backoff before attempt `attempt + 1`: the server's `Retry-After` when given, else
-/// 1 s · 2^(attempt-1) with ±25 % jitter; capped at `max`.
-pub fn retry_delay(attempt: u32, retry_after: Option<Duration>, max: Duration) -> Duration {
-    if let Some(delay) = retry_after {
-        return delay.min(max);
-    }
-    let base = Duration::from_secs(1u64 << attempt.saturating_sub(1).min(10));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let jitter = 0.75 + f64::from(nanos % 1000) / 2000.0;
-    base.mul_f64(jitter).min(max)
-}
-
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        message = format!("{message}: {inner}");
-        source = inner.source();
-    }
-    message
+fn sends_reasoning(body: &serde_json::Value) -> bool {
+    assistant_messages(body).any(|m| m.get("reasoning_content").is_some())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
 
     #[test]
-    fn retry_after_forms() {
-        assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
-        assert_eq!(httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
-        assert_eq!(parse_retry_after("soon"), None);
+    fn base_urls_are_normalised() {
+        assert_eq!(base_url("http://h/v1/"), "http://h/v1");
+        assert_eq!(
+            base_url("https://api.x.com/v1/chat/completions"),
+            "https://api.x.com/v1"
+        );
+        assert_eq!(base_url(" http://h:8080/v1 "), "http://h:8080/v1");
     }
 
     #[test]
-    fn backoff_is_capped() {
-        let max = Duration::from_secs(60);
-        assert_eq!(retry_delay(1, Some(Duration::from_secs(600)), max), max);
-        let first = retry_delay(1, None, max);
-        assert!(first >= Duration::from_millis(750) && first <= Duration::from_millis(1250));
+    fn synthesized_ids_are_nine_alphanumerics() {
+        assert_eq!(synthesized_id(0), "call00000");
+        assert_eq!(synthesized_id(35), "call0000z");
+        assert_eq!(synthesized_id(36u64.pow(5) + 1), "call00001");
+        let id = synthesized_id(u64::MAX);
+        assert!(
+            id.len() == 9 && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id}"
+        );
     }
 
     #[test]
-    fn context_length_wordings() {
-        assert!(is_context_length_error(400, r#"{"error":{"code":"context_length_exceeded"}}"#));
-        assert!(is_context_length_error(400, "Request is longer than this model allows."));
-        assert!(!is_context_length_error(429, "context length"));
-        assert!(!is_context_length_error(400, "bad request"));
+    fn ids_are_filled_and_deduplicated() {
+        let client = Client::new(
+            Endpoint {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: String::new(),
+                model: "m".into(),
+            },
+            ProviderSettings::default(),
+        );
+        let Ok(client) = client else {
+            panic!("client");
+        };
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        };
+        let mut calls = vec![call(""), call("a"), call("a"), call("  ")];
+        client.assign_ids(&mut calls);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids[1], "a");
+        assert!(ids.iter().all(|id| !id.trim().is_empty()));
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), 4, "{ids:?}");
     }
 }

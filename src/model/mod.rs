@@ -1,21 +1,42 @@
-//! The model endpoint: OpenAI chat-completions over HTTP (SPEC §11).
+//! The model endpoint: OpenAI chat-completions over HTTP (SPEC §11), robust to the quirks
+//! of OpenAI, OpenRouter, vLLM, llama.cpp, Ollama, LM Studio and LiteLLM.
 //!
+//! Pure parts (no I/O, unit- and property-tested):
 //! - [`types`]: conversation types independent of the wire format.
-//! - [`wire`]: pure conversions between those types and request/response JSON.
-//! - [`sse`]: server-sent-events framing and the streamed tool-call accumulator.
-//! - [`text_calls`]: tool calls that small local models write as text.
-//! - [`client`]: HTTP, streaming, retries, error classification.
+//! - [`wire`]: conversions between those types and request/response JSON.
+//! - [`sse`]: server-sent-events framing; [`accumulate`]: streamed chunks → one answer.
+//! - [`think`]: a leading `<think>` block in content → reasoning.
+//! - [`text_calls`]: tool calls that small local models write as text; [`holdback`] keeps
+//!   such text off the screen while it streams.
+//! - [`classify`]: what an error answer says; [`retry`]: what is retried and how long to wait.
+//! - [`settings`]: `[provider]` from config.toml as [`ProviderSettings`].
+//!
+//! I/O: [`client`] (one request: attempts, retries, session-wide adjustments) built on
+//! [`exchange`] (one HTTP attempt) and [`models`] (`GET /models` for `agent doctor`).
+//!
+//! The guarantees the rest of the agent relies on: a [`Completion`] comes only from a
+//! complete answer (a stream cut before its `finish_reason`/`[DONE]` is retried, never
+//! returned); every tool call in it has a non-empty id unique within the session; text shown
+//! while streaming never includes a tool call written as text.
 
+pub mod accumulate;
+pub mod classify;
 pub mod client;
+pub mod exchange;
+pub mod holdback;
+pub mod models;
+pub mod retry;
+pub mod settings;
 pub mod sse;
 pub mod text_calls;
+pub mod think;
 pub mod types;
 pub mod wire;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use client::Client;
+pub use settings::{ProviderSettings, SendReasoning, TextToolCalls, ToolCallContent};
 pub use types::{Completion, Message, Role, ToolCall, Usage};
 
 /// A tool offered to the model: the `function` object of a chat-completions `tools` entry.
@@ -52,51 +73,17 @@ pub enum StreamEvent {
     StreamingDisabled,
 }
 
-/// Whether tool calls written as text are read (§11, `text_tool_calls`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TextToolCalls {
-    #[default]
-    Auto,
-    Off,
-}
-
-/// Endpoint behaviour taken from `[provider]` in config.toml.
-#[derive(Debug, Clone)]
-pub struct ProviderSettings {
-    pub headers: BTreeMap<String, String>,
-    pub connect_timeout: Duration,
-    /// Longest silence (no byte received) before a request fails.
-    pub idle_timeout: Duration,
-    /// Attempts per request, including the first.
-    pub max_attempts: u32,
-    /// Cap on one wait between attempts (also caps `Retry-After`).
-    pub max_retry_wait: Duration,
-    pub text_tool_calls: TextToolCalls,
-    pub stream: bool,
-    /// JSON fields merged into every request body.
-    pub extra_body: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Default for ProviderSettings {
-    fn default() -> Self {
-        Self {
-            headers: BTreeMap::new(),
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(120),
-            max_attempts: 5,
-            max_retry_wait: Duration::from_secs(60),
-            text_tool_calls: TextToolCalls::Auto,
-            stream: true,
-            extra_body: serde_json::Map::new(),
-        }
-    }
-}
-
 /// Why a request failed after the client's own retries. The inner loop ends the turn with
 /// the message (the session stays usable), except [`ModelError::ContextLengthExceeded`],
 /// which triggers compaction and one retry.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    /// Every attempt failed; `last` is the last failure. Retryable failures only.
+    #[error("{last} (gave up after {attempts} attempts)")]
+    RetriesExhausted {
+        attempts: u32,
+        last: Box<ModelError>,
+    },
     /// The server answered with an error status; `hint` says what to check.
     #[error("the model server answered {status}: {message}{}", hint_suffix(.hint))]
     Status {
@@ -110,7 +97,8 @@ pub enum ModelError {
     /// No connection could be made.
     #[error("cannot connect to {url}: {message}; is the server running?")]
     Connect { url: String, message: String },
-    /// The server stopped sending (idle timeout) or the connection broke mid-answer.
+    /// The server stopped sending (idle timeout), the connection broke mid-answer, or the
+    /// stream ended before its end marker. Retried; nothing from the attempt is used.
     #[error("{0}")]
     Interrupted(String),
     /// The response could not be understood.
@@ -123,4 +111,14 @@ pub enum ModelError {
 
 fn hint_suffix(hint: &Option<&'static str>) -> String {
     hint.map(|h| format!(" ({h})")).unwrap_or_default()
+}
+
+impl ModelError {
+    /// The underlying error when retries ran out, else `self`.
+    pub fn root(&self) -> &ModelError {
+        match self {
+            ModelError::RetriesExhausted { last, .. } => last.root(),
+            other => other,
+        }
+    }
 }

@@ -6,23 +6,35 @@
 
 use serde_json::{Map, Value, json};
 
-use super::types::{Message, Role, ToolCall, Usage};
-use super::{ChatRequest, ToolSpec};
+use super::types::{Message, Role, ToolCall, Usage, sanitize_arguments};
+use super::{ChatRequest, SendReasoning, ToolSpec};
 
 /// Request options that vary by provider and by call.
 #[derive(Debug, Clone, Default)]
 pub struct WireOptions {
     pub model: String,
     pub stream: bool,
-    /// Send tool-only assistant messages with `content: ""` instead of `null`, for servers
-    /// that reject null content.
-    pub empty_content_for_tool_calls: bool,
+    /// Ask for a final usage chunk (`stream_options.include_usage`) when streaming.
+    pub usage_in_stream: bool,
+    /// How assistant messages are written.
+    pub messages: MessageOptions,
     /// Fields merged into the request body (provider extras from config).
     pub extra_body: Map<String, Value>,
 }
 
-/// The chat-completions request body. Tools keep the order given, so the serialized prefix
-/// is byte-identical from one request to the next (provider prompt caches depend on it).
+/// How assistant messages are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageOptions {
+    /// Send tool-only assistant messages with `content: ""` instead of `null`, for servers
+    /// that reject null content.
+    pub empty_content_for_tool_calls: bool,
+    /// Which assistant messages carry their `reasoning_content` back.
+    pub reasoning: SendReasoning,
+}
+
+/// The chat-completions request body. Tools keep the order given and nothing in a message
+/// depends on its position, so the serialized prefix is byte-identical from one request to
+/// the next (provider prompt caches depend on it).
 pub fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(options.model.clone()));
@@ -30,7 +42,7 @@ pub fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
         .messages
         .iter()
         .filter(|m| !is_empty_assistant(m))
-        .map(|m| message_json(m, options.empty_content_for_tool_calls))
+        .map(|m| message_json(m, options.messages))
         .collect();
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
@@ -40,7 +52,7 @@ pub fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
         );
     }
     body.insert("stream".into(), Value::Bool(options.stream));
-    if options.stream {
+    if options.stream && options.usage_in_stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     for (key, value) in &options.extra_body {
@@ -67,8 +79,10 @@ fn tool_json(tool: &ToolSpec) -> Value {
     })
 }
 
-/// One message in wire form.
-pub fn message_json(message: &Message, empty_content_for_tool_calls: bool) -> Value {
+/// One message in wire form: `content` always present (a string, or `null` for a tool-only
+/// assistant message unless `options` says `""`); tool-call arguments always a JSON object
+/// text ([`sanitize_arguments`]); `reasoning_content` only where `options` asks for it.
+pub fn message_json(message: &Message, options: MessageOptions) -> Value {
     let role = match message.role {
         Role::System => "system",
         Role::User => "user",
@@ -77,18 +91,27 @@ pub fn message_json(message: &Message, empty_content_for_tool_calls: bool) -> Va
     };
     let mut out = Map::new();
     out.insert("role".into(), Value::String(role.into()));
+    let has_calls = !message.tool_calls.is_empty();
     let content = match &message.content {
-        Some(text) if !(text.is_empty() && !message.tool_calls.is_empty()) => {
-            Value::String(text.clone())
+        Some(text) if !(text.is_empty() && has_calls) => Value::String(text.clone()),
+        _ if message.role == Role::Assistant && !options.empty_content_for_tool_calls => {
+            Value::Null
         }
-        _ if message.role == Role::Assistant && !empty_content_for_tool_calls => Value::Null,
         _ => Value::String(String::new()),
     };
     out.insert("content".into(), content);
-    if let Some(reasoning) = &message.reasoning_content {
+    let send_reasoning = match options.reasoning {
+        SendReasoning::Off => false,
+        SendReasoning::ToolCalls => has_calls,
+        SendReasoning::All => true,
+    };
+    if let Some(reasoning) = message.reasoning_content.as_ref().filter(|r| !r.is_empty())
+        && send_reasoning
+        && message.role == Role::Assistant
+    {
         out.insert("reasoning_content".into(), Value::String(reasoning.clone()));
     }
-    if !message.tool_calls.is_empty() {
+    if has_calls {
         let calls = message
             .tool_calls
             .iter()
@@ -96,7 +119,7 @@ pub fn message_json(message: &Message, empty_content_for_tool_calls: bool) -> Va
                 json!({
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
+                    "function": {"name": call.name, "arguments": sanitize_arguments(&call.arguments)},
                 })
             })
             .collect();
@@ -118,7 +141,8 @@ pub struct RawCompletion {
     pub usage: Option<Usage>,
 }
 
-/// Parses a non-streaming chat-completions response body.
+/// Parses a non-streaming chat-completions response body. Missing ids stay empty (the
+/// client synthesizes them); a leading `<think>` block in the content becomes reasoning.
 ///
 /// # Errors
 /// A description when the body is not JSON or holds an `error` object.
@@ -131,22 +155,27 @@ pub fn parse_response(body: &str) -> Result<RawCompletion, String> {
         usage: value.get("usage").and_then(parse_usage),
         ..RawCompletion::default()
     };
+    if let (Some(usage), Some(n)) = (out.usage.as_mut(), llama_cache_n(&value)) {
+        usage.cached_tokens.get_or_insert(n);
+    }
     let Some(choice) = first_choice(&value) else {
         return Ok(out);
     };
     out.finish_reason = string_field(choice, "finish_reason");
-    let message = choice.get("message").unwrap_or(&Value::Null);
-    out.content = content_text(message.get("content"));
-    out.reasoning = string_field(message, "reasoning_content")
-        .or_else(|| string_field(message, "reasoning"))
-        .unwrap_or_default();
+    let message = choice.get("message").or_else(|| choice.get("delta"));
+    let message = message.unwrap_or(&Value::Null);
+    let mut content = content_text(message.get("content"));
+    if content.is_empty() {
+        content = string_field(message, "refusal").unwrap_or_default();
+    }
+    let split = super::think::split_whole(&content);
+    out.content = split.content;
+    out.reasoning = reasoning_text(message) + &split.reasoning;
     if let Some(Value::Array(calls)) = message.get("tool_calls") {
-        for (index, call) in calls.iter().enumerate() {
-            let function = call.get("function").unwrap_or(&Value::Null);
+        for call in calls {
+            let function = call.get("function").unwrap_or(call);
             out.tool_calls.push(ToolCall {
-                id: string_field(call, "id")
-                    .filter(|id| !id.is_empty())
-                    .unwrap_or_else(|| synthesized_id(index)),
+                id: string_field(call, "id").unwrap_or_default(),
                 name: string_field(function, "name").unwrap_or_default(),
                 arguments: arguments_text(function.get("arguments")),
             });
@@ -177,6 +206,15 @@ pub fn content_text(content: Option<&Value>) -> String {
     }
 }
 
+/// Reasoning of a message or delta: `reasoning_content` (DeepSeek, Kimi, vLLM, llama.cpp),
+/// else `reasoning` (OpenRouter, Groq, Ollama); `""` when neither is a string.
+pub fn reasoning_text(message: &Value) -> String {
+    string_field(message, "reasoning_content")
+        .filter(|r| !r.is_empty())
+        .or_else(|| string_field(message, "reasoning"))
+        .unwrap_or_default()
+}
+
 /// Arguments as text: a string as-is, an object (or other JSON) serialized, null → `""`.
 pub fn arguments_text(arguments: Option<&Value>) -> String {
     match arguments {
@@ -186,26 +224,62 @@ pub fn arguments_text(arguments: Option<&Value>) -> String {
     }
 }
 
-/// The id given to a call the provider sent without one.
-pub fn synthesized_id(index: usize) -> String {
-    format!("call_{index}")
+/// `usage` → [`Usage`]; `None` when absent, not an object, or without token counts.
+///
+/// Spellings: `prompt_tokens`/`input_tokens`, `completion_tokens`/`output_tokens`; cached
+/// prompt tokens from `prompt_tokens_details.cached_tokens` (OpenAI, vLLM, llama.cpp),
+/// `input_tokens_details.cached_tokens`, `prompt_cache_hit_tokens` (DeepSeek),
+/// `cache_read_input_tokens` (Anthropic-style proxies) or `cached_tokens` (Moonshot); `cost`
+/// in USD (OpenRouter), as a number or numeric string.
+pub fn parse_usage(usage: &Value) -> Option<Usage> {
+    let object = usage.as_object()?;
+    let count = |keys: &[&str]| keys.iter().find_map(|k| object.get(*k).and_then(as_count));
+    let prompt = count(&["prompt_tokens", "input_tokens"]);
+    let completion = count(&["completion_tokens", "output_tokens"]);
+    if prompt.is_none() && completion.is_none() {
+        return None;
+    }
+    let detail = |outer: &str| {
+        usage
+            .get(outer)
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(as_count)
+    };
+    let cached = detail("prompt_tokens_details")
+        .or_else(|| detail("input_tokens_details"))
+        .or_else(|| {
+            count(&[
+                "prompt_cache_hit_tokens",
+                "cache_read_input_tokens",
+                "cached_tokens",
+            ])
+        });
+    let cost = object.get("cost").and_then(|c| match c {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    });
+    Some(Usage {
+        prompt_tokens: prompt.unwrap_or(0),
+        completion_tokens: completion.unwrap_or(0),
+        cached_tokens: cached,
+        cost: cost.filter(|c: &f64| c.is_finite() && *c >= 0.0),
+    })
 }
 
-/// `usage` → [`Usage`]; `None` when absent or not an object.
-pub fn parse_usage(usage: &Value) -> Option<Usage> {
-    let usage = usage.as_object()?;
-    let number = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let cached = usage
-        .get("prompt_tokens_details")
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .or_else(|| usage.get("cached_tokens").and_then(Value::as_u64));
-    Some(Usage {
-        prompt_tokens: number("prompt_tokens"),
-        completion_tokens: number("completion_tokens"),
-        cached_tokens: cached,
-        cost: usage.get("cost").and_then(Value::as_f64),
+/// A token count: a non-negative integer, or a float with an integral value.
+fn as_count(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0)
+            .map(|f| f as u64)
     })
+}
+
+/// llama.cpp's `timings.cache_n`: prompt tokens reused from its KV cache.
+pub fn llama_cache_n(value: &Value) -> Option<u64> {
+    value.get("timings")?.get("cache_n").and_then(as_count)
 }
 
 /// The human-readable message of an error body (`{"error": {"message": ...}}`,
@@ -214,7 +288,10 @@ pub fn error_message(error: &Value) -> String {
     if let Some(text) = error.as_str() {
         return text.to_string();
     }
-    for candidate in [error.get("message"), error.get("error").and_then(|e| e.get("message"))] {
+    for candidate in [
+        error.get("message"),
+        error.get("error").and_then(|e| e.get("message")),
+    ] {
         if let Some(text) = candidate.and_then(Value::as_str) {
             return text.to_string();
         }
@@ -231,49 +308,202 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    #[test]
-    fn tool_only_assistant_content_is_null_or_empty() {
-        let message = Message {
+    fn with_calls(content: &str, arguments: &str) -> Message {
+        Message {
             tool_calls: vec![ToolCall {
                 id: "c".into(),
                 name: "bash".into(),
-                arguments: "{}".into(),
+                arguments: arguments.into(),
             }],
-            ..Message::assistant("")
-        };
-        assert_eq!(message_json(&message, false)["content"], Value::Null);
-        assert_eq!(message_json(&message, true)["content"], json!(""));
+            reasoning_content: Some("because".into()),
+            ..Message::assistant(content)
+        }
     }
 
     #[test]
-    fn empty_assistant_messages_are_not_sent() {
+    fn tool_only_assistant_content_is_null_or_empty() {
+        let message = with_calls("", "{}");
+        let null = MessageOptions::default();
+        let empty = MessageOptions {
+            empty_content_for_tool_calls: true,
+            ..null
+        };
+        assert_eq!(message_json(&message, null)["content"], Value::Null);
+        assert_eq!(message_json(&message, empty)["content"], json!(""));
+        let text_only = Message::assistant("hi");
+        assert_eq!(message_json(&text_only, null)["content"], json!("hi"));
+        let tool = Message {
+            content: None,
+            ..Message::tool_result("c", "")
+        };
+        assert_eq!(message_json(&tool, null)["content"], json!(""));
+    }
+
+    #[test]
+    fn arguments_sent_are_always_object_text() {
+        let cases = [
+            ("{broken", "{}"),
+            ("", "{}"),
+            ("null", "{}"),
+            (r#""{\"a\":1}""#, r#"{"a":1}"#),
+            (r#"{"a": 1}"#, r#"{"a": 1}"#),
+        ];
+        for (stored, sent) in cases {
+            let json = message_json(&with_calls("", stored), MessageOptions::default());
+            assert_eq!(
+                json["tool_calls"][0]["function"]["arguments"],
+                json!(sent),
+                "{stored}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasoning_goes_back_where_asked() {
+        let calls = with_calls("", "{}");
+        let text = Message {
+            reasoning_content: Some("why".into()),
+            ..Message::assistant("answer")
+        };
+        let sent = |m: &Message, reasoning| {
+            let options = MessageOptions {
+                reasoning,
+                ..MessageOptions::default()
+            };
+            message_json(m, options).get("reasoning_content").cloned()
+        };
+        assert_eq!(
+            sent(&calls, SendReasoning::ToolCalls),
+            Some(json!("because"))
+        );
+        assert_eq!(sent(&text, SendReasoning::ToolCalls), None);
+        assert_eq!(sent(&text, SendReasoning::All), Some(json!("why")));
+        assert_eq!(sent(&calls, SendReasoning::Off), None);
+    }
+
+    #[test]
+    fn request_shape() {
         let request = ChatRequest {
-            messages: vec![Message::user("hi"), Message::assistant(""), Message::user("again")],
+            messages: vec![
+                Message::user("hi"),
+                Message::assistant(""),
+                Message::user("again"),
+            ],
             tools: vec![],
         };
-        let body = request_body(&request, &WireOptions::default());
-        assert_eq!(body["messages"].as_array().map(Vec::len), Some(2));
+        let mut options = WireOptions {
+            model: "m".into(),
+            stream: true,
+            usage_in_stream: true,
+            ..WireOptions::default()
+        };
+        options
+            .extra_body
+            .insert("usage".into(), json!({"include": true}));
+        let body = request_body(&request, &options);
+        assert_eq!(
+            body["messages"].as_array().map(Vec::len),
+            Some(2),
+            "empty assistant dropped"
+        );
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(body["usage"], json!({"include": true}));
+        assert_eq!(body.get("tools"), None);
+        options.usage_in_stream = false;
+        assert_eq!(request_body(&request, &options).get("stream_options"), None);
     }
 
     #[test]
-    fn response_with_object_arguments_and_missing_id() {
-        let body = r#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
-            "tool_calls":[{"type":"function","function":{"name":"bash","arguments":{"command":"ls -la"}}}]}}]}"#;
+    fn response_with_object_arguments_missing_id_and_think_block() {
+        let body = r#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
+            "content":"<think>plan</think>","tool_calls":[{"type":"function","function":{"name":"bash","arguments":{"command":"ls -la"}}}]}}],
+            "usage":{"prompt_tokens":5,"completion_tokens":2},"timings":{"cache_n":4}}"#;
         let parsed = parse_response(body).unwrap_or_default();
         assert_eq!(
-            parsed.tool_calls,
-            vec![ToolCall {
-                id: "call_0".into(),
-                name: "bash".into(),
-                arguments: r#"{"command":"ls -la"}"#.into()
-            }]
+            parsed,
+            RawCompletion {
+                content: String::new(),
+                reasoning: "plan".into(),
+                tool_calls: vec![ToolCall {
+                    id: String::new(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls -la"}"#.into()
+                }],
+                finish_reason: Some("tool_calls".into()),
+                usage: Some(Usage {
+                    prompt_tokens: 5,
+                    completion_tokens: 2,
+                    cached_tokens: Some(4),
+                    cost: None
+                }),
+            }
         );
+        assert!(parse_response("<html>").is_err());
+        assert_eq!(
+            parse_response(r#"{"error":{"message":"x"}}"#),
+            Err("x".to_string())
+        );
+        assert_eq!(
+            parse_response(r#"{"choices":null}"#).map(|r| r.content),
+            Ok(String::new())
+        );
+    }
+
+    #[test]
+    fn usage_spellings() {
+        let cases = [
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 8}}),
+                Some((10, 2, Some(8), None)),
+            ),
+            (
+                json!({"input_tokens": 10, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 3}}),
+                Some((10, 2, Some(3), None)),
+            ),
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 6}),
+                Some((10, 2, Some(6), None)),
+            ),
+            (
+                json!({"prompt_tokens": 10, "completion_tokens": 2, "cache_read_input_tokens": 5}),
+                Some((10, 2, Some(5), None)),
+            ),
+            (
+                json!({"prompt_tokens": 10.0, "completion_tokens": 2, "cached_tokens": 1, "cost": 0.0012}),
+                Some((10, 2, Some(1), Some(0.0012))),
+            ),
+            (
+                json!({"prompt_tokens": 1, "cost": "0.5"}),
+                Some((1, 0, None, Some(0.5))),
+            ),
+            (
+                json!({"prompt_tokens": 1, "cost": -1}),
+                Some((1, 0, None, None)),
+            ),
+            (json!({}), None),
+            (json!(null), None),
+            (json!("x"), None),
+        ];
+        for (usage, expected) in cases {
+            let got = parse_usage(&usage).map(|u| {
+                (
+                    u.prompt_tokens,
+                    u.completion_tokens,
+                    u.cached_tokens,
+                    u.cost,
+                )
+            });
+            assert_eq!(got, expected, "{usage}");
+        }
     }
 
     #[test]
     fn error_messages_in_common_shapes() {
         assert_eq!(error_message(&json!({"message": "bad"})), "bad");
-        assert_eq!(error_message(&json!({"error": {"message": "nested"}})), "nested");
+        assert_eq!(
+            error_message(&json!({"error": {"message": "nested"}})),
+            "nested"
+        );
         assert_eq!(error_message(&json!("plain")), "plain");
     }
 }

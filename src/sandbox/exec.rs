@@ -1,17 +1,32 @@
-//! Runs one shell command: own process group, stdin `/dev/null`, the non-interactive
-//! environment of §6, stdout and stderr interleaved through one pipe, output kept as a
-//! bounded head and tail, the whole group killed on timeout or interrupt.
+//! Runs one shell command (§6): confined through the helper when the sandbox is on, in a new
+//! session (own process group, no controlling terminal, so `/dev/tty` prompts fail at once),
+//! stdin `/dev/null`, the non-interactive environment, secrets removed, stdout and stderr
+//! through one pipe so they interleave in arrival order, output kept by [`Capture`].
 //!
-//! Completion is keyed on the shell's exit, not on pipe EOF: background processes still
-//! holding the pipe are killed with the group once the shell is gone.
+//! Completion is keyed on the shell's exit (a pidfd), not on pipe EOF. One thread polls the
+//! pipe and the pidfd together, so nothing waits on a full pipe and exit is seen at once.
+//!
+//! Background processes: when the shell exits, whatever is still in its process group is
+//! stopped with it (SIGTERM, SIGKILL after the grace period) and the result says so. Chosen
+//! over "report as left running" because a left-over server keeps holding ports, files and
+//! the sandbox's write access after the tool call that started it is over, and the model
+//! cannot see or stop it; start it and use it within one command instead
+//! (`server & sleep 1; curl ...`). A process that left the group (`setsid`, daemons) cannot be
+//! found that way; if it still holds the output pipe the result says it was left running, and
+//! reading stops after a short wait so it never hangs the tool.
+//!
+//! Timeout and interrupt: SIGTERM to the whole group, SIGKILL after the grace period (§6).
 
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::ExecSettings;
+use super::capture::{Capture, Captured};
+use super::policy::Policy;
+use super::process::{self, group_alive, signal_group};
+use super::{ExecSettings, SandboxMode, SandboxStatus, helper};
 use crate::cancel::CancelToken;
 
 /// Environment set for every command so nothing waits for a terminal (§6).
@@ -26,6 +41,35 @@ pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     ("CI", "1"),
 ];
 
+/// Variable telling the command how it is confined: `workspace-write`, `read-only`, `off` or
+/// `unsandboxed`.
+pub const SANDBOX_ENV: &str = "AGENT_SANDBOX";
+
+/// How long output is still read after the process group is gone (only a process that left
+/// the group can still hold the pipe then).
+const FINAL_DRAIN: Duration = Duration::from_millis(100);
+/// How often the cancel flag is checked while waiting.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+/// Tick while waiting for a group to die (no descriptor signals that).
+const GROUP_POLL: Duration = Duration::from_millis(10);
+/// Largest read per wake-up before deadlines are checked again.
+const DRAIN_SLICE: usize = 8 << 20;
+/// Pipe buffer asked for, in bytes.
+const PIPE_SIZE: i32 = 1 << 20;
+
+/// One command to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    pub command: &'a str,
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// Workspace root: writable in workspace-write mode.
+    pub workspace: &'a Path,
+    pub timeout: Duration,
+    /// Cap on the output text, in characters.
+    pub budget: usize,
+}
+
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ending {
@@ -37,195 +81,359 @@ pub enum Ending {
     Interrupted,
 }
 
-/// The captured result of one command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecOutcome {
-    /// Output (stdout and stderr interleaved), capped to head + tail with an omission note.
-    pub output: String,
-    pub ending: Ending,
-    /// Bytes the command wrote in total.
-    pub total_bytes: u64,
-    /// Lines the command wrote in total.
-    pub total_lines: u64,
-    /// Background processes were still running when the shell exited and were killed.
-    pub killed_background: bool,
+/// Processes other than the shell at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Background {
+    None,
+    /// Still in the group when the shell exited; stopped with it.
+    Stopped,
+    /// Left the group and still held the output pipe; left running.
+    LeftRunning,
 }
 
-/// Runs `command` with `bash -c` in `cwd`.
+/// How the command was confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confinement {
+    /// Through the helper with this policy.
+    Confined(Policy),
+    /// The user turned the sandbox off.
+    Off,
+    /// The sandbox was wanted but the kernel cannot provide it.
+    Unsandboxed { reason: String },
+}
+
+/// The result of one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecOutcome {
+    pub output: Captured,
+    pub ending: Ending,
+    pub background: Background,
+    pub confinement: Confinement,
+    /// The helper's own error line when it could not confine itself (the command did not run).
+    pub sandbox_error: Option<String>,
+}
+
+/// Why a command did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// `--sandbox required` and no sandbox: the command is refused, never run unconfined.
+    #[error("the sandbox is required but unavailable ({0}); the command did not run")]
+    Refused(String),
+    #[error("cannot start the shell: {0}")]
+    Spawn(#[from] std::io::Error),
+}
+
+/// Runs `job` under `settings`, stopping early when `cancel` fires.
 ///
 /// # Errors
-/// An I/O error when the shell cannot be started.
+/// [`ExecError`] when the command could not be started at all.
 pub fn run(
-    command: &str,
-    cwd: &Path,
-    timeout: Duration,
+    job: &Job<'_>,
     settings: &ExecSettings,
-    max_chars: usize,
     cancel: &CancelToken,
-) -> std::io::Result<ExecOutcome> {
-    use std::os::unix::process::CommandExt;
-
+) -> Result<ExecOutcome, ExecError> {
+    let confinement = confinement(job, settings)?;
     let (reader, writer) = std::io::pipe()?;
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0);
-    for key in &settings.env_remove {
-        cmd.env_remove(key);
-    }
-    for (key, value) in NON_INTERACTIVE_ENV {
-        cmd.env(key, value);
-    }
-    let mut child = cmd.spawn()?;
-    drop(cmd);
-    let pgid = child.id();
-    let (tx, rx) = mpsc::channel();
-    let reader_thread = std::thread::spawn(move || capture(reader, max_chars, &tx));
-    let started = Instant::now();
-    let ending = loop {
-        if let Some(status) = child.try_wait()? {
-            break Ending::Exited(exit_code(status));
-        }
-        if cancel.is_cancelled() {
-            kill_group(pgid, settings.kill_grace, &mut child);
-            break Ending::Interrupted;
-        }
-        if started.elapsed() >= timeout {
-            kill_group(pgid, settings.kill_grace, &mut child);
-            break Ending::TimedOut(timeout);
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    process::grow_pipe(&reader, PIPE_SIZE);
+    process::set_nonblocking(&reader)?;
+    let mut command = build_command(job, settings, &confinement);
+    command.stdout(writer.try_clone()?).stderr(writer);
+    let child = command.spawn()?;
+    // The parent's copies of the write end go with `command`, so EOF can be seen.
+    drop(command);
+    let mut monitor = Monitor::new(child, reader, job.budget);
+    let (ending, background) = monitor.supervise(job.timeout, settings.kill_grace, cancel);
+    let output = monitor.capture.finish();
+    let sandbox_error = match (&confinement, &ending) {
+        (Confinement::Confined(_), Ending::Exited(helper::SETUP_FAILED)) => output
+            .text
+            .lines()
+            .find(|line| line.starts_with(helper::ERROR_PREFIX))
+            .map(str::to_string),
+        _ => None,
     };
-    // Give the reader a moment to drain what the shell wrote; anything still holding the
-    // pipe after that is a background process, killed with the group.
-    let captured = match rx.recv_timeout(Duration::from_millis(200)) {
-        Ok(captured) => captured,
-        Err(_) => {
-            signal_group(pgid, libc::SIGKILL);
-            rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default()
-        }
-    };
-    let killed_background = !reader_thread.is_finished() || captured.background_hint;
-    drop(reader_thread);
     Ok(ExecOutcome {
-        output: captured.text,
+        output,
         ending,
-        total_bytes: captured.bytes,
-        total_lines: captured.lines,
-        killed_background,
+        background,
+        confinement,
+        sandbox_error,
     })
 }
 
-#[derive(Debug, Default)]
-struct Captured {
-    text: String,
-    bytes: u64,
-    lines: u64,
-    background_hint: bool,
-}
-
-fn capture(mut reader: std::io::PipeReader, max_chars: usize, tx: &mpsc::Sender<Captured>) {
-    let mut buffer = crate::sandbox::exec::HeadTail::new(max_chars);
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => buffer.push(&chunk[..n]),
-        }
+fn confinement(job: &Job<'_>, settings: &ExecSettings) -> Result<Confinement, ExecError> {
+    if settings.mode == SandboxMode::Off {
+        return Ok(Confinement::Off);
     }
-    let (text, bytes, lines) = buffer.finish();
-    let _ = tx.send(Captured {
-        text,
-        bytes,
-        lines,
-        background_hint: false,
-    });
+    match &settings.status {
+        SandboxStatus::Available { .. } => Ok(Confinement::Confined(Policy::for_command(
+            settings,
+            job.workspace,
+        ))),
+        SandboxStatus::Unavailable { reason } if settings.required => {
+            Err(ExecError::Refused(reason.clone()))
+        }
+        SandboxStatus::Unavailable { reason } => Ok(Confinement::Unsandboxed {
+            reason: reason.clone(),
+        }),
+    }
 }
 
-/// Keeps the first and last bytes of a stream with memory bounded by the cap.
-#[derive(Debug)]
-pub struct HeadTail {
-    max_chars: usize,
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    bytes: u64,
-    lines: u64,
+fn build_command(job: &Job<'_>, settings: &ExecSettings, confinement: &Confinement) -> Command {
+    use std::os::unix::process::CommandExt;
+    let (mut command, label) = match confinement {
+        Confinement::Confined(policy) => {
+            let mut command = Command::new(&settings.helper);
+            command.arg(helper::NAME).args(policy.to_args()).arg("--");
+            command.arg("bash");
+            (command, policy.mode.name())
+        }
+        Confinement::Off => (Command::new("bash"), "off"),
+        Confinement::Unsandboxed { .. } => (Command::new("bash"), "unsandboxed"),
+    };
+    command
+        .arg("-c")
+        .arg(job.command)
+        .current_dir(job.cwd)
+        .stdin(Stdio::null());
+    for key in &settings.env_remove {
+        command.env_remove(key);
+    }
+    command.envs(NON_INTERACTIVE_ENV.iter().copied());
+    command.env(SANDBOX_ENV, label);
+    // SAFETY: the closure runs between fork and exec and makes one async-signal-safe call.
+    unsafe {
+        command.pre_exec(process::new_session);
+    }
+    command
 }
 
-impl HeadTail {
-    pub fn new(max_chars: usize) -> Self {
+/// Where the supervision of a command stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// SIGTERM sent to the group at this time.
+    Terminating(Instant),
+    /// SIGKILL sent to the group at this time.
+    Killed(Instant),
+}
+
+/// Watches one running command: its pipe, its exit, its process group.
+struct Monitor {
+    child: Child,
+    /// The shell's pid, which is also its process group and session id.
+    pgid: i32,
+    pidfd: Option<std::os::fd::OwnedFd>,
+    reader: Option<std::io::PipeReader>,
+    capture: Capture,
+    status: Option<ExitStatus>,
+    buffer: Vec<u8>,
+}
+
+impl Monitor {
+    fn new(child: Child, reader: std::io::PipeReader, budget: usize) -> Self {
+        let pgid = i32::try_from(child.id()).unwrap_or(0);
         Self {
-            max_chars,
-            head: Vec::new(),
-            tail: std::collections::VecDeque::new(),
-            bytes: 0,
-            lines: 0,
+            pidfd: process::pidfd(child.id()),
+            child,
+            pgid,
+            reader: Some(reader),
+            capture: Capture::new(budget),
+            status: None,
+            buffer: vec![0; 256 * 1024],
         }
     }
 
-    pub fn push(&mut self, data: &[u8]) {
-        self.bytes += data.len() as u64;
-        self.lines += data.iter().filter(|&&b| b == b'\n').count() as u64;
-        let half = self.max_chars / 2 * 4;
-        let room = half.saturating_sub(self.head.len());
-        let (to_head, rest) = data.split_at(room.min(data.len()));
-        self.head.extend_from_slice(to_head);
-        self.tail.extend(rest);
-        let excess = self.tail.len().saturating_sub(half);
-        self.tail.drain(..excess);
+    /// Runs until the shell has exited and its group is gone; returns how it ended.
+    fn supervise(
+        &mut self,
+        timeout: Duration,
+        grace: Duration,
+        cancel: &CancelToken,
+    ) -> (Ending, Background) {
+        let deadline = Instant::now() + timeout;
+        let mut phase = Phase::Running;
+        let mut stop = None;
+        let mut background = Background::None;
+        loop {
+            self.wait(self.next_wake(phase, deadline));
+            self.drain(DRAIN_SLICE);
+            self.reap();
+            let now = Instant::now();
+            let gone = self.status.is_some() && !group_alive(self.pgid);
+            phase = match phase {
+                _ if gone => break,
+                Phase::Running if self.status.is_some() => {
+                    background = Background::Stopped;
+                    self.terminate(now)
+                }
+                Phase::Running if cancel.is_cancelled() => {
+                    stop = Some(Ending::Interrupted);
+                    self.terminate(now)
+                }
+                Phase::Running if now >= deadline => {
+                    stop = Some(Ending::TimedOut(timeout));
+                    self.terminate(now)
+                }
+                Phase::Terminating(at) if now >= at + grace => {
+                    signal_group(self.pgid, libc::SIGKILL);
+                    Phase::Killed(now)
+                }
+                Phase::Killed(at) if now >= at + grace => break,
+                other => other,
+            };
+        }
+        self.finish(stop, background)
     }
 
-    /// The text (capped at about `max_chars` characters), total bytes and lines.
-    pub fn finish(self) -> (String, u64, u64) {
-        let head = String::from_utf8_lossy(&self.head).into_owned();
-        let tail_bytes: Vec<u8> = self.tail.into_iter().collect();
-        let tail = String::from_utf8_lossy(&tail_bytes).into_owned();
-        let whole = head.chars().count() + tail.chars().count();
-        let text = if whole <= self.max_chars && self.bytes as usize == self.head.len() + tail_bytes.len() {
-            format!("{head}{tail}")
+    /// SIGTERM to the whole group.
+    fn terminate(&self, now: Instant) -> Phase {
+        signal_group(self.pgid, libc::SIGTERM);
+        Phase::Terminating(now)
+    }
+
+    /// How long to sleep: until the deadline or the next cancel check while running; short
+    /// ticks while a group dies (nothing signals that) or when there is no pidfd.
+    fn next_wake(&self, phase: Phase, deadline: Instant) -> Duration {
+        let now = Instant::now();
+        let mut wake = now + CANCEL_POLL;
+        if phase == Phase::Running {
+            wake = wake.min(deadline);
+        }
+        if phase != Phase::Running || self.pidfd.is_none() {
+            wake = wake.min(now + GROUP_POLL);
+        }
+        wake.saturating_duration_since(now)
+    }
+
+    /// Reaps the shell if needed, reads what is left, and settles the ending.
+    fn finish(&mut self, stop: Option<Ending>, mut background: Background) -> (Ending, Background) {
+        if self.status.is_none() {
+            signal_group(self.pgid, libc::SIGKILL);
+            self.status = self.child.wait().ok();
+        }
+        let until = Instant::now() + FINAL_DRAIN;
+        while self.reader.is_some() && Instant::now() < until {
+            self.wait(GROUP_POLL);
+            self.drain(DRAIN_SLICE);
+        }
+        if self.reader.is_some() {
+            background = Background::LeftRunning;
+            self.reader = None;
+        }
+        let ending = stop.unwrap_or_else(|| Ending::Exited(self.status.map_or(-1, exit_code)));
+        (ending, background)
+    }
+
+    /// Sleeps until output arrives, the shell exits, or `timeout` passes.
+    fn wait(&self, timeout: Duration) {
+        let mut fds = Vec::with_capacity(2);
+        if let Some(reader) = &self.reader {
+            fds.push(reader.as_raw_fd());
+        }
+        if self.status.is_none()
+            && let Some(pidfd) = &self.pidfd
+        {
+            fds.push(pidfd.as_raw_fd());
+        }
+        if fds.is_empty() {
+            std::thread::sleep(timeout);
         } else {
-            let keep = self.max_chars / 2;
-            let head: String = head.chars().take(keep).collect();
-            let tail_chars: Vec<char> = tail.chars().collect();
-            let tail: String = tail_chars[tail_chars.len().saturating_sub(keep)..].iter().collect();
-            format!(
-                "{head}\n[... output truncated: {} bytes, {} lines in total; showing the first and last {keep} characters ...]\n{tail}",
-                self.bytes, self.lines
-            )
+            process::wait_readable(&fds, timeout);
+        }
+    }
+
+    /// Reads what is available, up to `limit` bytes; notes EOF.
+    fn drain(&mut self, limit: usize) {
+        let Some(reader) = self.reader.as_mut() else {
+            return;
         };
-        (text, self.bytes, self.lines)
+        let mut read = 0;
+        while read < limit {
+            match reader.read(&mut self.buffer) {
+                Ok(0) => {
+                    self.reader = None;
+                    return;
+                }
+                Ok(n) => {
+                    self.capture.push(&self.buffer[..n]);
+                    read += n;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.reader = None;
+                    return;
+                }
+            }
+        }
+    }
+
+    fn reap(&mut self) {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
     }
 }
 
-fn exit_code(status: std::process::ExitStatus) -> i32 {
+fn exit_code(status: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
-fn signal_group(pgid: u32, signal: i32) {
-    if let Ok(pgid) = i32::try_from(pgid) {
-        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
 
-fn kill_group(pgid: u32, grace: Duration, child: &mut std::process::Child) {
-    signal_group(pgid, libc::SIGTERM);
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            break;
+    fn unavailable(required: bool) -> ExecSettings {
+        ExecSettings {
+            required,
+            status: SandboxStatus::Unavailable {
+                reason: "no Landlock here".to_string(),
+            },
+            ..ExecSettings::default()
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
-    signal_group(pgid, libc::SIGKILL);
-    let _ = child.wait();
+
+    fn job(dir: &Path) -> Job<'_> {
+        Job {
+            command: "echo $AGENT_SANDBOX",
+            cwd: dir,
+            workspace: dir,
+            timeout: Duration::from_secs(10),
+            budget: 1000,
+        }
+    }
+
+    #[test]
+    fn without_landlock_commands_run_marked_unsandboxed() -> Result<(), ExecError> {
+        let dir = tempfile::tempdir()?;
+        let outcome = run(&job(dir.path()), &unavailable(false), &CancelToken::new())?;
+        assert_eq!(outcome.output.text, "unsandboxed\n");
+        assert_eq!(
+            outcome.confinement,
+            Confinement::Unsandboxed {
+                reason: "no Landlock here".to_string()
+            }
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn without_landlock_required_refuses_to_run() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let error = run(&job(dir.path()), &unavailable(true), &CancelToken::new())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "the sandbox is required but unavailable (no Landlock here); the command did not run"
+            )
+        );
+        Ok(())
+    }
 }

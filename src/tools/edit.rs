@@ -1,8 +1,34 @@
-//! `str_replace`: exact, unique, encoding-preserving edits.
+//! `str_replace` (SPEC §4.1): exact, unique, encoding-preserving edits.
+//!
+//! `old_str` must occur exactly once (or, with `replace_all`, at least once). No match is an
+//! error showing where the model probably meant (the same text with other whitespace, else
+//! the most similar lines, numbered) with a hint about whitespace and indentation; several
+//! matches are an error naming their lines (case c-str-replace-multi-zero). Matching and
+//! splicing work on bytes with CRLF normalized (`matching.rs`): CRLF, the final newline
+//! and non-UTF-8 bytes outside the edit are preserved, and `new_str` is inserted literally.
+//!
+//! Decisions: a file the agent never read may be edited (the exact match of `old_str` already
+//! proves the model knows the text it replaces), but a file changed on disk since the agent
+//! last read or wrote it is refused (case c-stale-file-edit). Files over 16 MiB, read-only
+//! files and writes through a symlink leaving the workspace are refused. The write is atomic
+//! and keeps the file's permissions.
 
 use serde_json::json;
 
-use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use super::files::str_arg;
+use super::guards::{check_fresh, check_writable, not_found};
+use super::matching::{self, Closest, Text};
+use super::paths::{self, Resolved};
+use super::textfile;
+use super::tracker::Snapshot;
+use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
+
+/// Match lines listed in a "matches N times" error.
+const MAX_LISTED_LINES: usize = 20;
+/// Lines of context shown around an edit.
+const CONTEXT_LINES: usize = 3;
+/// Lines of the edited region shown in the result.
+const MAX_SNIPPET_LINES: usize = 30;
 
 pub struct StrReplaceTool {
     spec: ToolSpec,
@@ -13,14 +39,16 @@ impl StrReplaceTool {
         Self {
             spec: ToolSpec {
                 name: "str_replace",
-                description: "Replace an exact, unique string in a file.",
+                description: "Edit a file: replace old_str with new_str. old_str must match \
+                    the file exactly (whitespace and indentation included) and only once, \
+                    unless replace_all. Read the file first.",
                 parameters: json!({
                     "type": "object",
                     "properties": {
                         "path": {"type": "string"},
                         "old_str": {"type": "string"},
                         "new_str": {"type": "string"},
-                        "replace_all": {"type": "boolean"}
+                        "replace_all": {"type": "boolean", "description": "Replace every match"}
                     },
                     "required": ["path", "old_str", "new_str"]
                 }),
@@ -29,16 +57,392 @@ impl StrReplaceTool {
     }
 }
 
+impl Default for StrReplaceTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Tool for StrReplaceTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn access(&self, _: &Args, _: &ToolContext<'_>) -> Result<Access, ToolError> {
-        Err(ToolError::new("unavailable", "not implemented yet"))
+    fn access(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<Access, ToolError> {
+        let r = paths::resolve(str_arg(args, "path"), ctx)?;
+        r.refuse_escape()?;
+        Ok(Access::Write(r.real))
     }
 
-    fn run(&self, _: &Args, _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::new("unavailable", "not implemented yet"))
+    fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        let old_lf = Text::to_lf(str_arg(args, "old_str"));
+        let new_lf = Text::to_lf(str_arg(args, "new_str"));
+        let replace_all = args
+            .get("replace_all")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        check_strings(&old_lf, &new_lf)?;
+        let r = paths::resolve(str_arg(args, "path"), ctx)?;
+        r.refuse_escape()?;
+        let Some(meta) = textfile::regular_file(&r)? else {
+            return Err(not_found(&r, "create a new file with write_file"));
+        };
+        check_writable(&r, &meta)?;
+        let bytes = textfile::load(&r, &meta)?;
+        check_fresh(
+            ctx,
+            &r,
+            &Snapshot::of_bytes(&bytes, meta.modified().ok()),
+            false,
+        )?;
+        let text = Text::new(&bytes);
+        let starts = text.find(&old_lf);
+        if starts.is_empty() {
+            return Err(no_match(&r, &text, &old_lf));
+        }
+        let lines = text.lines_of(&starts);
+        if starts.len() > 1 && !replace_all {
+            return Err(ToolError::new(
+                "multiple matches",
+                format!(
+                    "old_str matches {} times (lines {}); add more context or set replace_all",
+                    starts.len(),
+                    list_lines(&lines)
+                ),
+            ));
+        }
+        let updated = text.splice(&starts, old_lf.len(), &text.with_ending(&new_lf));
+        super::atomic::write(&r.real, &updated)
+            .map_err(|e| textfile::io_error("cannot write", &r, &e))?;
+        let modified = std::fs::metadata(&r.real).and_then(|m| m.modified()).ok();
+        ctx.files
+            .record(&r.real, Snapshot::of_bytes(&updated, modified));
+        Ok(ToolOutput {
+            text: summary(&r, &updated, &lines, &new_lf),
+            display: Some(ToolDisplay::Diff {
+                path: r.shown.clone(),
+                before: String::from_utf8_lossy(&bytes).into_owned(),
+                after: String::from_utf8_lossy(&updated).into_owned(),
+            }),
+        })
+    }
+}
+
+/// Refuses an empty `old_str` and a no-op edit.
+fn check_strings(old_lf: &str, new_lf: &str) -> Result<(), ToolError> {
+    if old_lf.is_empty() {
+        return Err(ToolError::new(
+            "invalid edit",
+            "`old_str` is empty; to create or overwrite a whole file use write_file, to insert \
+             text put a neighbouring line in old_str and repeat it in new_str",
+        ));
+    }
+    if old_lf == new_lf {
+        return Err(ToolError::new(
+            "invalid edit",
+            "`old_str` and `new_str` are the same, so nothing would change; put the new text \
+             in new_str",
+        ));
+    }
+    Ok(())
+}
+
+fn list_lines(lines: &[usize]) -> String {
+    let mut listed: Vec<String> = lines
+        .iter()
+        .take(MAX_LISTED_LINES)
+        .map(usize::to_string)
+        .collect();
+    if lines.len() > MAX_LISTED_LINES {
+        listed.push("...".to_string());
+    }
+    listed.join(", ")
+}
+
+/// The error for an `old_str` that matches nothing, showing the closest region.
+fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
+    let mut message = match text.closest(old_lf) {
+        Closest::Whitespace(ranges) => {
+            let at: Vec<String> = ranges
+                .iter()
+                .map(|(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                })
+                .collect();
+            let mut m = format!(
+                "old_str was not found in `{}`; it matches line(s) {} only if whitespace is \
+                 ignored:\n",
+                r.shown,
+                at.join(", ")
+            );
+            for (a, b) in ranges.iter().take(3) {
+                m.push_str(&text.excerpt(*a, *b, matching::MAX_REGION_LINES));
+            }
+            m.push_str(
+                "old_str must match exactly, including spaces, tabs and indentation; copy it \
+                 from the lines above (without the line numbers)",
+            );
+            m
+        }
+        Closest::Similar(a, b) => format!(
+            "old_str was not found in `{}`; the closest text is at lines {a}-{b}:\n{}\
+             check whitespace and indentation, or re-read the file; old_str must match exactly",
+            r.shown,
+            text.excerpt(a, b, matching::MAX_REGION_LINES)
+        ),
+        Closest::NotSearched => format!(
+            "old_str was not found in `{}`; re-read the part you mean to change (read_file \
+             with offset and limit) and copy old_str from it exactly, whitespace and \
+             indentation included",
+            r.shown
+        ),
+        Closest::Nothing => format!(
+            "old_str was not found in `{}` and no similar text is there; re-read the file \
+             (read_file) and copy old_str from it exactly, whitespace and indentation included",
+            r.shown
+        ),
+    };
+    if has_line_numbers(old_lf) {
+        message.push_str(
+            "\nold_str seems to start its lines with line numbers from read_file; they are not \
+             part of the file, leave them out",
+        );
+    }
+    ToolError::new("no match", message)
+}
+
+/// Whether most lines of `old_lf` start like `read_file` output (`   12\t`).
+fn has_line_numbers(old_lf: &str) -> bool {
+    let lines: Vec<&str> = old_lf.lines().filter(|l| !l.trim().is_empty()).collect();
+    let numbered = lines
+        .iter()
+        .filter(|l| {
+            let rest = l.trim_start();
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            digits > 0 && rest[digits..].starts_with(['\t', '→'])
+        })
+        .count();
+    numbered > 0 && numbered * 2 >= lines.len()
+}
+
+/// The result text: what changed, and for a single edit the region as it now reads.
+fn summary(r: &Resolved, updated: &[u8], lines: &[usize], new_lf: &str) -> String {
+    if lines.len() > 1 {
+        return format!(
+            "Replaced {} occurrences in `{}` (lines {}).",
+            lines.len(),
+            r.shown,
+            list_lines(lines)
+        );
+    }
+    let first = lines.first().copied().unwrap_or(1);
+    let new_lines = new_lf.split('\n').count();
+    let after = Text::new(updated);
+    let from = first.saturating_sub(CONTEXT_LINES).max(1);
+    let to = first + new_lines - 1 + CONTEXT_LINES;
+    format!(
+        "Edited `{}` at line {first}. It now reads:\n{}",
+        r.shown,
+        after.excerpt(from, to, MAX_SNIPPET_LINES)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::files::ReadFileTool;
+    use crate::tools::files::fixture::Fixture;
+    use pretty_assertions::assert_eq;
+    use serde_json::Value;
+
+    fn edit(f: &Fixture, args: Value) -> Result<ToolOutput, ToolError> {
+        f.call(&StrReplaceTool::new(), args)
+    }
+
+    #[test]
+    fn unique_match_is_replaced_and_shown() {
+        let f = Fixture::new();
+        f.put(
+            "m.py",
+            "import os\n\ndef f():\n    return 1\n\nprint(f())\n",
+        );
+        let out = edit(
+            &f,
+            json!({"path": "m.py", "old_str": "    return 1", "new_str": "    return 2"}),
+        )
+        .unwrap();
+        assert_eq!(
+            out.text,
+            "Edited `m.py` at line 4. It now reads:\n     1\timport os\n     2\t\n     3\tdef f():\n     4\t    return 2\n     5\t\n     6\tprint(f())\n"
+        );
+        assert_eq!(
+            f.get("m.py"),
+            b"import os\n\ndef f():\n    return 2\n\nprint(f())\n"
+        );
+        let Some(ToolDisplay::Diff {
+            path,
+            before,
+            after,
+        }) = out.display
+        else {
+            panic!("no diff")
+        };
+        assert_eq!(
+            (
+                path.as_str(),
+                before.contains("return 1"),
+                after.contains("return 2")
+            ),
+            ("m.py", true, true)
+        );
+    }
+
+    #[test]
+    fn several_matches_need_context_or_replace_all() {
+        let f = Fixture::new();
+        f.put("c.py", "DEBUG = False\nX = 1\nDEBUG = False\n");
+        let e = edit(
+            &f,
+            json!({"path": "c.py", "old_str": "DEBUG = False", "new_str": "DEBUG = True"}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "multiple matches: old_str matches 2 times (lines 1, 3); add more context or set replace_all"
+        );
+        assert_eq!(f.get("c.py"), b"DEBUG = False\nX = 1\nDEBUG = False\n");
+        let out = edit(&f, json!({"path": "c.py", "old_str": "DEBUG = False", "new_str": "DEBUG = True", "replace_all": true})).unwrap();
+        assert_eq!(out.text, "Replaced 2 occurrences in `c.py` (lines 1, 3).");
+        assert_eq!(f.get("c.py"), b"DEBUG = True\nX = 1\nDEBUG = True\n");
+    }
+
+    #[test]
+    fn no_match_shows_the_closest_region() {
+        let f = Fixture::new();
+        f.put("c.py", "DEBUG = False\nX = 1\n");
+        let e = edit(
+            &f,
+            json!({"path": "c.py", "old_str": "DEBUG=False", "new_str": "DEBUG = True"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "no match");
+        assert_eq!(
+            e.message,
+            "old_str was not found in `c.py`; it matches line(s) 1 only if whitespace is ignored:\n     1\tDEBUG = False\nold_str must match exactly, including spaces, tabs and indentation; copy it from the lines above (without the line numbers)"
+        );
+        f.put("s.rs", "fn main() {\n    let total = compute(1, 2);\n}\n");
+        let e = edit(&f, json!({"path": "s.rs", "old_str": "     2\t    let totl = compute(1, 2);", "new_str": "x"})).unwrap_err();
+        assert!(e.message.starts_with("old_str was not found in `s.rs`; the closest text is at lines 2-2:\n     2\t    let total = compute(1, 2);\ncheck whitespace"), "{e}");
+        assert!(
+            e.message
+                .ends_with("they are not part of the file, leave them out"),
+            "{e}"
+        );
+        let e = edit(
+            &f,
+            json!({"path": "s.rs", "old_str": "zzz qqq", "new_str": "x"}),
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("no similar text is there; re-read the file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_requests() {
+        let f = Fixture::new();
+        f.put("a.txt", "a\n");
+        let e = edit(&f, json!({"path": "a.txt", "old_str": "", "new_str": "x"})).unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "`old_str` is empty; to create or overwrite a whole file use write_file"
+            ),
+            "{e}"
+        );
+        let e = edit(&f, json!({"path": "a.txt", "old_str": "a", "new_str": "a"})).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("`old_str` and `new_str` are the same"),
+            "{e}"
+        );
+        let e = edit(&f, json!({"path": "b.txt", "old_str": "a", "new_str": "b"})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not found: `b.txt` does not exist; create a new file with write_file"
+        );
+        let e = edit(&f, json!({"path": ".", "old_str": "a", "new_str": "b"})).unwrap_err();
+        assert_eq!(e.kind, "is a directory");
+    }
+
+    #[test]
+    fn literal_crlf_and_non_utf8() {
+        let f = Fixture::new();
+        f.put("x.py", "X = 1\n");
+        edit(
+            &f,
+            json!({"path": "x.py", "old_str": "X = 1", "new_str": "X = cost('$1 and $&')"}),
+        )
+        .unwrap();
+        assert_eq!(f.get("x.py"), b"X = cost('$1 and $&')\n");
+        f.put("app.ts", b"const a=1;\r\nconst b=2;\r\n");
+        edit(&f, json!({"path": "app.ts", "old_str": "const a=1;\nconst b=2;", "new_str": "const a=1;\nconst b=3;"})).unwrap();
+        assert_eq!(f.get("app.ts"), b"const a=1;\r\nconst b=3;\r\n");
+        f.put("latin1.txt", b"caf\xe9\nname = old\n\xff\n");
+        edit(
+            &f,
+            json!({"path": "latin1.txt", "old_str": "name = old", "new_str": "name = n\u{e9}w"}),
+        )
+        .unwrap();
+        assert_eq!(f.get("latin1.txt"), b"caf\xe9\nname = n\xc3\xa9w\n\xff\n");
+    }
+
+    #[test]
+    fn stale_files_are_refused_until_re_read() {
+        let f = Fixture::new();
+        f.put("src/lib.rs", "fn a() {}\n");
+        f.call(&ReadFileTool::new(), json!({"path": "src/lib.rs"}))
+            .unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(f.ws.join("src/lib.rs"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"// user change\n").unwrap();
+        let args = json!({"path": "src/lib.rs", "old_str": "fn a()", "new_str": "fn b()"});
+        let e = edit(&f, args.clone()).unwrap_err();
+        assert_eq!(
+            e.message,
+            "src/lib.rs changed on disk since last read; re-read it (read_file) and retry"
+        );
+        assert_eq!(f.get("src/lib.rs"), b"fn a() {}\n// user change\n");
+        f.call(&ReadFileTool::new(), json!({"path": "src/lib.rs"}))
+            .unwrap();
+        edit(&f, args).unwrap();
+        assert_eq!(f.get("src/lib.rs"), b"fn b() {}\n// user change\n");
+        // The agent's own edit is what it last saw: a second edit needs no re-read.
+        edit(
+            &f,
+            json!({"path": "src/lib.rs", "old_str": "fn b()", "new_str": "fn c()"}),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn line_number_hint() {
+        assert!(has_line_numbers("    12\tfn a() {\n    13\t}"));
+        assert!(has_line_numbers("12→x"));
+        assert!(!has_line_numbers("let x = 1;\n2 + 2"));
+    }
+
+    #[test]
+    fn lists_are_bounded() {
+        let many: Vec<usize> = (1..=30).collect();
+        assert!(list_lines(&many).ends_with("20, ..."));
+        assert_eq!(list_lines(&[1, 3]), "1, 3");
     }
 }

@@ -5,14 +5,20 @@
 //! calls it from a blocking context; long-running tools poll [`ToolContext::cancel`]).
 //! Failures are [`ToolError`]s that become the tool result text; they never end the session.
 
+mod atomic;
 pub mod bash;
 pub mod dispatch;
 pub mod edit;
 pub mod files;
+mod guards;
+mod matching;
+pub mod paths;
 pub mod registry;
 pub mod schema;
 pub mod skills;
+mod textfile;
 pub mod todos;
+pub mod tracker;
 
 use std::path::{Path, PathBuf};
 
@@ -20,8 +26,8 @@ pub use dispatch::{DispatchOutcome, Dispatcher};
 pub use files::FileTracker;
 pub use registry::Registry;
 
-pub use crate::model::ToolSpec;
 use crate::cancel::CancelToken;
+pub use crate::model::ToolSpec;
 use crate::sandbox::ExecSettings;
 
 /// Arguments after validation against the tool's schema.

@@ -9,6 +9,10 @@ use super::{Tool, ToolSpec};
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// Tools that stay callable but are not offered (role tool policy, §9.1): left out of
+    /// [`Registry::names`] and [`Registry::specs`], still found by [`Registry::get`] so a call
+    /// to one reaches the policy check and gets its `Blocked by policy` answer.
+    hidden: Vec<&'static str>,
 }
 
 impl Registry {
@@ -40,16 +44,34 @@ impl Registry {
         self.tools.retain(|t| keep(t.spec().name));
     }
 
+    /// Hides exactly the tools for which `hide` returns true (replacing what was hidden).
+    pub fn set_hidden(&mut self, mut hide: impl FnMut(&str) -> bool) {
+        self.hidden = self
+            .tools
+            .iter()
+            .map(|t| t.spec().name)
+            .filter(|name| hide(name))
+            .collect();
+    }
+
+    fn offered(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .filter(|t| !self.hidden.contains(&t.spec().name))
+    }
+
+    /// Any registered tool, hidden or not.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.spec().name == name)
     }
 
+    /// Names of the offered (not hidden) tools.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.spec().name).collect()
+        self.offered().map(|t| t.spec().name).collect()
     }
 
-    /// Specs in registration order, for the request's `tools`.
+    /// Specs of the offered tools in registration order, for the request's `tools`.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec().clone()).collect()
+        self.offered().map(|t| t.spec().clone()).collect()
     }
 }

@@ -160,6 +160,7 @@ async fn run_loop(
         max_model_calls: 20,
         exhausted: &|| None,
         on_message: &|_| {},
+        hooks: &agent::agent::turn::NoHooks,
         context: Some(&context),
     };
     let mut stats = TurnStats::default();

@@ -383,3 +383,22 @@ fn repl_resume_todos_sessions_and_compact() {
             .contains("Write the tests.")
     );
 }
+
+#[test]
+fn resume_restores_the_role_and_budget_spending() {
+    let server = MockServer::start(vec![
+        sse_tool("c1", "bash", r#"{"command":"echo hi"}"#),
+        sse_text("ran it"),
+        sse_text("resumed"),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--role", "debugger", "--yes", "run echo"]);
+    assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
+    let output = env.run(&["--resume", "what next?"]);
+    assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
+    let request = server.chat_requests().pop().unwrap();
+    let last = request.messages().pop().unwrap();
+    let reminder = last["content"].as_str().unwrap();
+    assert!(reminder.contains("role: debugger"), "{reminder}");
+    assert!(reminder.contains("shell 1/200"), "{reminder}");
+}

@@ -9,7 +9,11 @@ use crate::support::{MockServer, Reply, TestEnv};
 #[test]
 fn bash_tool_call_then_answer() {
     let server = MockServer::start(vec![
-        Reply::Sse(tool_events("call_1", "bash", r#"{"command":"echo hello-from-tool"}"#)),
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            r#"{"command":"echo hello-from-tool"}"#,
+        )),
         Reply::Sse(text_events(&["all ", "done"])),
     ]);
     let env = TestEnv::with_server(&server);
@@ -26,9 +30,17 @@ fn bash_tool_call_then_answer() {
     let messages = requests[1].messages();
     let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(tool["tool_call_id"], "call_1");
-    assert!(tool["content"].as_str().unwrap().starts_with("hello-from-tool\n"));
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("hello-from-tool\n")
+    );
     assert_eq!(requests[0].body["stream"], json!(true));
-    assert_eq!(requests[0].body["stream_options"]["include_usage"], json!(true));
+    assert_eq!(
+        requests[0].body["stream_options"]["include_usage"],
+        json!(true)
+    );
 }
 
 #[test]
@@ -42,4 +54,24 @@ fn max_turns_stops_with_exit_3() {
     let (_, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("stopped after 2 model calls"), "{stderr}");
+}
+
+#[test]
+fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
+    let empty = vec![json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "delta": {"role": "assistant", "content": "", "tool_calls": []}}]})];
+    let server = MockServer::start(vec![Reply::Sse(empty.clone()), Reply::Sse(empty)]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("empty reply"), "{stderr}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "exactly one retry");
+    let last = requests[1].messages().last().cloned().unwrap();
+    assert!(last["content"].as_str().unwrap().contains("Your last reply was empty"));
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
 }

@@ -1,0 +1,106 @@
+//! What the audit log records about a tool call (SPEC §9.4): its verdict, the policy that
+//! refused it, the command it was about, and budget threshold crossings.
+
+use super::budget::{Dimension, Signal, Status};
+use super::events::PolicyEvent;
+use crate::agent::turn::{INTERRUPTED, summarize};
+use crate::model::ToolCall;
+use crate::permissions::Decision;
+use crate::tools::DispatchOutcome;
+
+/// Longest `command` kept in an event, in characters.
+pub const MAX_LOGGED_COMMAND: usize = 2000;
+
+/// Marks a result the sandbox refused (the sandbox's own result note, §6).
+pub const SANDBOX_MARK: &str = "blocked by sandbox";
+
+/// Why the call policy blocked the call in flight.
+pub struct Block {
+    pub tool: String,
+    /// By the role's tool policy; otherwise by the budget.
+    pub by_role: bool,
+    pub reason: String,
+}
+
+/// Budget events for dimensions whose signal rose since last time; records the new levels.
+pub fn crossings(levels: &mut [Signal; 3], status: &Status) -> Vec<PolicyEvent> {
+    let mut events = Vec::new();
+    for d in Dimension::ALL {
+        let now = status.dimension(d);
+        let before = std::mem::replace(&mut levels[d.index()], now.signal);
+        if now.signal <= before {
+            continue;
+        }
+        let (dimension, used, limit, percent) = (d, now.used, now.limit, now.percent);
+        events.push(match now.signal {
+            Signal::Warning => PolicyEvent::BudgetWarning {
+                dimension,
+                used,
+                limit,
+                percent,
+            },
+            _ => PolicyEvent::BudgetExhausted {
+                dimension,
+                used,
+                limit,
+                percent,
+            },
+        });
+    }
+    events
+}
+
+/// The verdict recorded for a call: `allow`, `approved`, `denied`, `declined`, `budget`,
+/// `interrupted` or `error`.
+pub fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: bool) -> &'static str {
+    if let Some(block) = block {
+        return if block.by_role { "denied" } else { "budget" };
+    }
+    match (ran, outcome.decision) {
+        (true, Some(Decision::Ask)) => "approved",
+        (true, _) => "allow",
+        (false, Some(Decision::Deny)) => "denied",
+        (false, Some(Decision::Ask)) => "declined",
+        _ if outcome.content == INTERRUPTED => "interrupted",
+        _ if outcome
+            .content
+            .starts_with("Blocked by policy: budget exhausted") =>
+        {
+            "budget"
+        }
+        _ => "error",
+    }
+}
+
+/// `PolicyViolation` for a call refused by the role, a permission rule or the sandbox.
+pub fn violation(
+    call: &ToolCall,
+    outcome: &DispatchOutcome,
+    block: Option<&Block>,
+    ran: bool,
+) -> Option<PolicyEvent> {
+    let (by, rule) = if let Some(block) = block.filter(|b| b.by_role) {
+        ("role", block.reason.clone())
+    } else if !ran && outcome.decision == Some(Decision::Deny) {
+        let rule = outcome.content.strip_prefix("Blocked by policy: ");
+        ("rule", rule.unwrap_or(&outcome.content).to_string())
+    } else if ran && call.name == "bash" && outcome.content.contains(SANDBOX_MARK) {
+        let line = outcome.content.lines().find(|l| l.contains(SANDBOX_MARK));
+        ("sandbox", line.unwrap_or(SANDBOX_MARK).trim().to_string())
+    } else {
+        return None;
+    };
+    Some(PolicyEvent::PolicyViolation {
+        tool: call.name.clone(),
+        by: by.to_string(),
+        rule,
+        command: logged_command(call),
+    })
+}
+
+pub fn logged_command(call: &ToolCall) -> String {
+    summarize(&call.arguments)
+        .chars()
+        .take(MAX_LOGGED_COMMAND)
+        .collect()
+}

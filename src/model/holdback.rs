@@ -1,0 +1,328 @@
+//! Holding back streamed text that may turn out to be a tool call written as text.
+//!
+//! A small model's text-written call (see [`super::text_calls`]) must never reach the user's
+//! screen as if it were the answer. While an answer streams, [`Holdback`] shows text at once
+//! unless the reply so far *starts* like such a call: `{`, `<tool_call>`, or a ```` ``` ```` fence
+//! whose info string is empty or `json`. That text is held while it can still be a call and
+//! released as soon as it cannot (more text after the closing `}`, `</tool_call>` or fence, or a
+//! fence in another language); what is still held when the stream ends is decided by the caller
+//! (shown if the reply is not a call, dropped if it is). The decision depends only on the text,
+//! never on how it was chunked; scanning is incremental, so holding a long call costs O(n).
+
+/// The shape a held reply started with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A bare JSON object.
+    Json,
+    /// ```` ```json ```` or a bare ```` ``` ```` fence.
+    Fence,
+    /// `<tool_call>` blocks.
+    Tagged,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Only whitespace, or a prefix of a call opener, so far.
+    Undecided,
+    Holding(Shape),
+    /// Ordinary text: shown as it arrives.
+    Released,
+}
+
+const TAG_OPEN: &[u8] = b"<tool_call>";
+const TAG_CLOSE: &[u8] = b"</tool_call>";
+const FENCE: &[u8] = b"```";
+
+/// The gate between the streamed text and the screen.
+#[derive(Debug, Clone)]
+pub struct Holdback {
+    mode: Mode,
+    held: String,
+    /// Bytes of `held` already scanned.
+    scanned: usize,
+    /// Where the call body starts in `held` (after the opener).
+    body_start: usize,
+    /// JSON scanner state.
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// The call's end (closing brace, fence or tag) has been seen.
+    closed: bool,
+    /// Fence: the info line has been checked.
+    info_checked: bool,
+    /// Tagged: inside a block (between `<tool_call>` and `</tool_call>`).
+    in_block: bool,
+}
+
+impl Holdback {
+    /// A gate; `active` is false when text tool calls are off or no tools are offered, and
+    /// then every piece passes straight through.
+    pub fn new(active: bool) -> Self {
+        Self {
+            mode: if active {
+                Mode::Undecided
+            } else {
+                Mode::Released
+            },
+            held: String::new(),
+            scanned: 0,
+            body_start: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            closed: false,
+            info_checked: false,
+            in_block: false,
+        }
+    }
+
+    /// Feeds a piece of text; returns what may be shown now.
+    pub fn push(&mut self, text: &str) -> Option<String> {
+        if self.mode == Mode::Released {
+            return (!text.is_empty()).then(|| text.to_string());
+        }
+        self.held.push_str(text);
+        if self.mode == Mode::Undecided {
+            self.decide();
+        }
+        if let Mode::Holding(shape) = self.mode
+            && !self.still_possible(shape)
+        {
+            self.mode = Mode::Released;
+        }
+        if self.mode == Mode::Released {
+            let out = std::mem::take(&mut self.held);
+            return (!out.is_empty()).then_some(out);
+        }
+        None
+    }
+
+    /// Whether text is currently held back.
+    pub fn is_holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Ends the stream: the text still held (possibly empty).
+    pub fn take_held(&mut self) -> String {
+        std::mem::take(&mut self.held)
+    }
+
+    fn decide(&mut self) {
+        let start = self.held.len() - self.held.trim_start().len();
+        let rest = &self.held.as_bytes()[start..];
+        if rest.is_empty() {
+            return;
+        }
+        let (shape, opener) = if rest[0] == b'{' {
+            (Shape::Json, 0)
+        } else if rest.starts_with(TAG_OPEN) {
+            (Shape::Tagged, TAG_OPEN.len())
+        } else if rest.starts_with(FENCE) {
+            (Shape::Fence, FENCE.len())
+        } else if TAG_OPEN.starts_with(rest) || FENCE.starts_with(rest) {
+            return;
+        } else {
+            self.mode = Mode::Released;
+            return;
+        };
+        self.mode = Mode::Holding(shape);
+        self.body_start = start + opener;
+        self.scanned = self.body_start;
+        self.in_block = shape == Shape::Tagged;
+    }
+
+    fn still_possible(&mut self, shape: Shape) -> bool {
+        match shape {
+            Shape::Json => self.scan_json(),
+            Shape::Fence => self.scan_fence(),
+            Shape::Tagged => self.scan_tagged(),
+        }
+    }
+
+    /// Brace matching outside strings; after the object closes only whitespace may follow.
+    fn scan_json(&mut self) -> bool {
+        let bytes = self.held.as_bytes();
+        let mut at = self.scanned;
+        while !self.closed && at < bytes.len() {
+            let byte = bytes[at];
+            at += 1;
+            if self.in_string {
+                match byte {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match byte {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+        self.scanned = at;
+        self.tail_is_blank()
+    }
+
+    /// After the call's end only whitespace (as `str::trim` sees it) may follow.
+    fn tail_is_blank(&self) -> bool {
+        !self.closed || self.held[self.scanned..].trim().is_empty()
+    }
+
+    /// Info string empty or `json`; the body ends at the next fence; then only whitespace.
+    fn scan_fence(&mut self) -> bool {
+        let bytes = self.held.as_bytes();
+        if !self.info_checked {
+            let Some(newline) = bytes[self.body_start..].iter().position(|&b| b == b'\n') else {
+                let info = self.held[self.body_start..].trim();
+                return info.is_empty() || "json".starts_with(&info.to_ascii_lowercase());
+            };
+            let info = self.held[self.body_start..self.body_start + newline].trim();
+            if !(info.is_empty() || info.eq_ignore_ascii_case("json")) {
+                return false;
+            }
+            self.info_checked = true;
+            self.scanned = self.body_start + newline + 1;
+        }
+        if !self.closed {
+            let from = self
+                .scanned
+                .saturating_sub(FENCE.len() - 1)
+                .max(self.body_start);
+            match find(&bytes[from..], FENCE) {
+                Some(at) => {
+                    self.closed = true;
+                    self.scanned = from + at + FENCE.len();
+                }
+                None => {
+                    self.scanned = bytes.len();
+                    return true;
+                }
+            }
+        }
+        self.tail_is_blank()
+    }
+
+    /// Blocks `<tool_call>…</tool_call>` separated by whitespace only.
+    fn scan_tagged(&mut self) -> bool {
+        let bytes = self.held.as_bytes();
+        loop {
+            if self.in_block {
+                let from = self
+                    .scanned
+                    .saturating_sub(TAG_CLOSE.len() - 1)
+                    .max(self.body_start);
+                let Some(at) = find(&bytes[from..], TAG_CLOSE) else {
+                    self.scanned = bytes.len();
+                    return true;
+                };
+                self.in_block = false;
+                self.scanned = from + at + TAG_CLOSE.len();
+            }
+            let after = &self.held[self.scanned..];
+            let skip = after.len() - after.trim_start().len();
+            let rest = &bytes[self.scanned + skip..];
+            if rest.starts_with(TAG_OPEN) {
+                self.scanned += skip + TAG_OPEN.len();
+                self.body_start = self.scanned;
+                self.in_block = true;
+                continue;
+            }
+            // Whitespace, or the start of another `<tool_call>`, keeps the reply possible;
+            // the next push rescans from here.
+            self.scanned += skip;
+            return TAG_OPEN.starts_with(rest);
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Feeds `pieces`; returns (shown while streaming, held at the end).
+    fn run(pieces: &[&str]) -> (String, String) {
+        let mut gate = Holdback::new(true);
+        let mut shown = String::new();
+        for piece in pieces {
+            if let Some(text) = gate.push(piece) {
+                shown.push_str(&text);
+            }
+        }
+        (shown, gate.take_held())
+    }
+
+    fn by_char(text: &str) -> Vec<String> {
+        text.chars().map(String::from).collect()
+    }
+
+    #[test]
+    fn calls_are_held_to_the_end() {
+        let calls = [
+            r#"{"name": "bash", "arguments": {"command": "echo }"}}"#,
+            "```json\n{\"name\": \"bash\", \"arguments\": {}}\n```\n",
+            "\n<tool_call>\n{\"name\": \"bash\"}\n</tool_call>\n<tool_call>{}</tool_call>",
+            "<tool_call>{\"name\": \"bash\"",
+            "```",
+        ];
+        for call in calls {
+            let pieces = by_char(call);
+            let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+            assert_eq!(run(&refs), (String::new(), call.to_string()), "{call:?}");
+        }
+    }
+
+    #[test]
+    fn text_is_shown_as_soon_as_it_cannot_be_a_call() {
+        let cases = [
+            ("Hello there", "Hello there", ""),
+            ("{\"a\": 1} is JSON", "{\"a\": 1} is JSON", ""),
+            ("```python\nprint(1)\n```", "```python\nprint(1)\n```", ""),
+            (
+                "```json\n{}\n```\nThat was it.",
+                "```json\n{}\n```\nThat was it.",
+                "",
+            ),
+            (
+                "<tool_call>{}</tool_call> done",
+                "<tool_call>{}</tool_call> done",
+                "",
+            ),
+            ("<tool", "", "<tool"),
+            ("<b>bold</b>", "<b>bold</b>", ""),
+            ("`code`", "`code`", ""),
+        ];
+        for (text, shown, held) in cases {
+            let pieces = by_char(text);
+            let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+            assert_eq!(
+                run(&refs),
+                (shown.to_string(), held.to_string()),
+                "{text:?}"
+            );
+            assert_eq!(
+                run(&[text]),
+                (shown.to_string(), held.to_string()),
+                "{text:?} whole"
+            );
+        }
+    }
+
+    #[test]
+    fn inactive_gate_passes_everything() {
+        let mut gate = Holdback::new(false);
+        assert_eq!(gate.push("{\"name\":"), Some("{\"name\":".to_string()));
+        assert_eq!(gate.push(""), None);
+        assert!(!gate.is_holding());
+    }
+}

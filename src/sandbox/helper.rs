@@ -1,0 +1,78 @@
+//! The hidden `agent __sandbox <policy> -- PROGRAM ARGS...` entry point.
+//!
+//! Runs in a fresh child of the agent (never in the agent itself): parses the policy, confines
+//! itself with Landlock and seccomp, closes every inherited descriptor above stderr, and execs
+//! the program, which inherits the confinement. It does nothing else (no config, no runtime),
+//! so it starts in about a millisecond. If anything fails the program does not run: the
+//! helper prints one line starting with [`ERROR_PREFIX`] and exits with [`SETUP_FAILED`].
+
+use std::ffi::OsString;
+
+use super::policy::Policy;
+
+/// The subcommand name, `argv[1]` of the helper.
+pub const NAME: &str = "__sandbox";
+/// Exit code when the sandbox could not be applied and the command did not run (as `env`
+/// and `timeout` use 125 for their own failures).
+pub const SETUP_FAILED: i32 = 125;
+/// Exit code when the program could not be executed (as shells use 127).
+pub const EXEC_FAILED: i32 = 127;
+/// Start of the helper's own error line on stderr.
+pub const ERROR_PREFIX: &str = "agent: sandbox error:";
+
+/// Runs the helper with the arguments after `__sandbox`; returns only on failure, with the
+/// exit code to use.
+pub fn main(args: &[OsString]) -> i32 {
+    let (policy, command) = match Policy::parse(args) {
+        Ok(parsed) => parsed,
+        Err(error) => return fail(SETUP_FAILED, &error.to_string()),
+    };
+    if let Err(message) = confine(&policy) {
+        return fail(SETUP_FAILED, &format!("{message}; the command did not run"));
+    }
+    close_inherited_descriptors();
+    exec(&command)
+}
+
+#[cfg(target_os = "linux")]
+fn confine(policy: &Policy) -> Result<(), String> {
+    match super::linux::probe() {
+        super::SandboxStatus::Available { abi } => {
+            super::linux::confine(policy, abi).map_err(|e| e.to_string())
+        }
+        super::SandboxStatus::Unavailable { reason } => Err(reason),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn confine(_: &Policy) -> Result<(), String> {
+    Err("Landlock exists only on Linux".to_string())
+}
+
+/// Closes descriptors 3 and up so nothing the agent opened (a session file, a socket) leaks
+/// into the command. Agent descriptors are close-on-exec already; this is the second line.
+fn close_inherited_descriptors() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: close_range(2) only closes descriptors of this process; the helper holds none
+    // it still needs (the Landlock ruleset descriptor is already closed).
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    }
+}
+
+fn exec(command: &[OsString]) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let Some((program, rest)) = command.split_first() else {
+        return fail(SETUP_FAILED, "no command");
+    };
+    let error = std::process::Command::new(program).args(rest).exec();
+    fail(
+        EXEC_FAILED,
+        &format!("cannot run `{}`: {error}", program.to_string_lossy()),
+    )
+}
+
+fn fail(code: i32, message: &str) -> i32 {
+    eprintln!("{ERROR_PREFIX} {message}");
+    code
+}

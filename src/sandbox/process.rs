@@ -1,0 +1,98 @@
+//! Small wrappers over the system calls [`super::exec`] needs: signalling a process group,
+//! asking whether a group still has members, a pidfd for the shell's exit, and `poll(2)`.
+//! Each wrapper is one call; none of them panics.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+/// Sends `signal` to every process in group `pgid`.
+pub fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// Whether any process (zombies included) is still in group `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks for existence and permission.
+    let result = unsafe { libc::kill(-pgid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// A descriptor that becomes readable when process `pid` exits (Linux ≥ 5.3), or `None`.
+pub fn pidfd(pid: u32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0u32) };
+        let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Makes reads from `fd` return `WouldBlock` instead of waiting.
+pub fn set_nonblocking(fd: &impl AsRawFd) -> std::io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor we own, reading then setting its status flags.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Asks for a pipe buffer of `bytes` (fewer wake-ups for chatty commands); failures are
+/// ignored, the default 64 KiB works too.
+pub fn grow_pipe(fd: &impl AsRawFd, bytes: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: F_SETPIPE_SZ on a pipe descriptor we own; the result is only a size.
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
+}
+
+/// Waits until one of `fds` is readable (or hung up) or `timeout` passes. Returns which
+/// descriptors are ready, in order.
+pub fn wait_readable(fds: &[i32], timeout: Duration) -> Vec<bool> {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|fd| libc::pollfd {
+            fd: *fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let millis = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `polls` is a valid array of `polls.len()` pollfd structures for the call.
+    let ready = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, millis) };
+    if ready <= 0 {
+        return vec![false; fds.len()];
+    }
+    polls.iter().map(|p| p.revents != 0).collect()
+}
+
+/// Makes the calling (forked, not yet exec'd) child the leader of a new session and process
+/// group, without a controlling terminal. Async-signal-safe: one system call.
+pub fn new_session() -> std::io::Result<()> {
+    // SAFETY: setsid(2) has no memory effects; called between fork and exec.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
