@@ -11,6 +11,7 @@ pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod doctor;
 pub mod exit;
 pub mod governance;
@@ -19,6 +20,7 @@ pub mod oneshot;
 pub mod permissions;
 pub mod repl;
 pub mod sandbox;
+pub mod session;
 pub mod tools;
 pub mod ui;
 

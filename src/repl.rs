@@ -16,6 +16,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/clear", "start a new conversation"),
     ("/role", "list roles, or switch with /role NAME"),
     ("/budget", "show the session's budget"),
+    ("/compact", "summarize older history into a handoff note"),
+    ("/todos", "show the todo list"),
+    ("/sessions", "list saved sessions of this workspace"),
+    ("/resume", "[ID] continue a session (default: latest here)"),
 ];
 
 /// A parsed line of input.
@@ -28,6 +32,10 @@ pub enum Input {
     /// `/role` (list) or `/role NAME` (switch).
     Role(Option<String>),
     Budget,
+    Compact,
+    Todos,
+    Sessions,
+    Resume(Option<String>),
     Unknown(String),
     Empty,
 }
@@ -50,6 +58,10 @@ impl Input {
             "/clear" => Self::Clear,
             "/role" => Self::Role(argument),
             "/budget" => Self::Budget,
+            "/compact" => Self::Compact,
+            "/todos" => Self::Todos,
+            "/sessions" => Self::Sessions,
+            "/resume" => Self::Resume(argument),
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -132,6 +144,10 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                     message: format!("unknown command `{name}`; known: {}", known.join(", ")),
                 });
             }
+            Input::Compact => compact(agent).await,
+            input @ (Input::Todos | Input::Sessions | Input::Resume(_)) => {
+                memory_command(agent, input);
+            }
             Input::Task(task) => run_task(agent, &task).await,
         }
     }
@@ -146,6 +162,51 @@ fn read_input(editor: &mut DefaultEditor) -> Result<String, ReadlineError> {
         text.push_str(&editor.readline("  ")?);
     }
     Ok(text)
+}
+
+/// `/todos`, `/sessions`, `/resume [ID]`.
+fn memory_command(agent: &mut Agent, input: Input) {
+    match input {
+        Input::Todos => println!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
+        Input::Sessions => {
+            let sessions = agent.list_sessions(false);
+            if sessions.is_empty() {
+                println!("no saved sessions for this workspace (`agent sessions` lists all)");
+            } else {
+                print!("{}", crate::session::list::render(&sessions));
+            }
+        }
+        Input::Resume(id) => match agent.resume(id.as_deref()) {
+            Ok(summary) => {
+                let message = agent.resume_notice(&summary);
+                agent.sink().emit(AgentEvent::Notice { message });
+            }
+            Err(error) => agent.sink().emit(AgentEvent::Error {
+                message: error.to_string(),
+            }),
+        },
+        _ => {}
+    }
+}
+
+/// `/compact`: the manager reports what it did; only failures are shown here.
+async fn compact(agent: &mut Agent) {
+    let cancel = CancelToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let result = agent.compact(&cancel).await;
+    watcher.abort();
+    if let Err(error) = result {
+        agent.sink().emit(AgentEvent::Error {
+            message: format!("cannot compact: {error}"),
+        });
+    }
 }
 
 async fn run_task(agent: &mut Agent, task: &str) {
@@ -184,6 +245,12 @@ mod tests {
         assert_eq!(Input::parse("/budget"), Input::Budget);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
+        assert_eq!(Input::parse("/resume"), Input::Resume(None));
+        assert_eq!(
+            Input::parse("/resume  2026-x "),
+            Input::Resume(Some("2026-x".into()))
+        );
+        assert_eq!(Input::parse("/compact"), Input::Compact);
         assert_eq!(
             Input::parse("// comment-like task"),
             Input::Task("// comment-like task".into())

@@ -40,6 +40,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Sessions) => sessions(&cli.run),
         Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
@@ -80,6 +81,25 @@ fn command_name(command: &Command) -> &'static str {
 /// Prints one error line to stderr.
 pub fn fail(message: &str) {
     eprintln!("agent: error: {message}");
+}
+
+/// `agent sessions`: every saved session, most recently active first.
+fn sessions(run: &RunArgs) -> Exit {
+    let config = match load_config(run) {
+        Ok(config) => config,
+        Err(error) => {
+            fail(&error.to_string());
+            return Exit::Usage;
+        }
+    };
+    let dir = crate::agent::memory::sessions_dir(&config);
+    let list = crate::session::list(&dir);
+    if list.is_empty() {
+        println!("no saved sessions in {}", dir.display());
+    } else {
+        print!("{}", crate::session::list::render(&list));
+    }
+    Exit::Done
 }
 
 fn load_config(args: &RunArgs) -> Result<Config, ConfigError> {
@@ -141,6 +161,9 @@ enum Mode {
 }
 
 fn session(args: &RunArgs) -> Exit {
+    let mut args = args.clone();
+    (args.resume, args.prompt) = crate::session::split_resume_value(args.resume, args.prompt);
+    let args = &args;
     let mode = if !args.prompt.is_empty() {
         Mode::OneShot(args.prompt.join(" "))
     } else if std::io::stdin().is_terminal() {
@@ -246,33 +269,80 @@ fn build_agent(
         sink.emit(AgentEvent::Warning { message });
     }
     let governor = governance.governor;
-    let mut registry = Registry::builtin();
+    let (memory, mut registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
     governor.hide_denied(&mut registry);
     let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
         fail(&error.to_string());
         Exit::Usage
     })?;
-    sink.emit(AgentEvent::SessionStarted {
-        session_id: governor.session_id(),
-        model: endpoint.model.clone(),
-        workspace: config.workspace.clone(),
-        sandbox: sandbox::settings::banner(&sandbox.exec),
-    });
-    for message in sandbox.warnings {
-        sink.emit(AgentEvent::Warning { message });
-    }
+    let sandbox_warnings = sandbox.warnings;
     let exec = sandbox.exec;
+    let banner = sandbox::settings::banner(&exec);
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
         registry,
         permissions,
         approver,
-        sink,
+        sink: Arc::clone(&sink),
         exec,
     });
+    agent.set_memory(memory);
     agent.set_governor(governor);
+    let resumed = resume_requested(&mut agent)?;
+    sink.emit(AgentEvent::SessionStarted {
+        session_id: agent.session_id(),
+        model: endpoint.model.clone(),
+        workspace: agent.config().workspace.clone(),
+        sandbox: banner,
+    });
+    for message in sandbox_warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    if let Some(summary) = resumed {
+        sink.emit(AgentEvent::Notice {
+            message: agent.resume_notice(&summary),
+        });
+    }
     Ok(agent)
+}
+
+/// AGENTS.md, skills and todos (§8), and the tools: the built-ins plus `read_skill`,
+/// `write_todos` and `task`.
+fn memory_and_tools(
+    config: &Config,
+    model: &str,
+    sink: &Arc<dyn EventSink>,
+) -> Result<(crate::context::Memory, Registry), Exit> {
+    crate::context::ContextSettings::for_config(config, model).map_err(|message| {
+        fail(&message);
+        Exit::Usage
+    })?;
+    let memory = crate::context::Memory::load(config);
+    for message in &memory.warnings {
+        sink.emit(AgentEvent::Warning {
+            message: message.clone(),
+        });
+    }
+    let mut registry = Registry::builtin();
+    memory.register_tools(&mut registry);
+    Ok((memory, registry))
+}
+
+/// `--resume [ID]`: continues the session before anything else happens.
+fn resume_requested(
+    agent: &mut Agent,
+) -> Result<Option<crate::agent::memory::ResumeSummary>, Exit> {
+    let Some(id) = agent.config().run.resume.clone() else {
+        return Ok(None);
+    };
+    agent
+        .resume(Some(id.as_str()).filter(|id| !id.is_empty()))
+        .map(Some)
+        .map_err(|error| {
+            fail(&error.to_string());
+            Exit::Usage
+        })
 }
 
 /// `[provider]` from the user config (never the project file; see

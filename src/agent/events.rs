@@ -79,6 +79,14 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+    /// The todo list changed (`write_todos`); shown after each change.
+    TodosChanged {
+        todos: Vec<crate::tools::todos::Todo>,
+    },
+    /// An event of a subagent (`task`), shown indented under the parent's tool call.
+    Subagent {
+        event: Box<AgentEvent>,
+    },
 }
 
 /// A subscriber to agent events. Called on the loop's thread; must not block for long.

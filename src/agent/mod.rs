@@ -1,10 +1,13 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
 pub mod events;
+pub mod memory;
 pub mod prompt;
+pub mod subagent;
 pub mod turn;
 pub mod verify;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use events::{AgentEvent, EventSink};
@@ -12,10 +15,12 @@ pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
 use crate::config::Config;
+use crate::context::{ContextManager, ContextSettings};
 use crate::governance::{GovernanceError, Governor};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
+use crate::session::SessionHandle;
 use crate::tools::dispatch::CallPolicy;
 use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
 
@@ -40,7 +45,7 @@ pub struct Agent {
     config: Arc<Config>,
     client: Client,
     registry: Registry,
-    permissions: Mutex<PermissionEngine>,
+    permissions: Arc<Mutex<PermissionEngine>>,
     approver: Arc<dyn Approver>,
     policy: Arc<dyn CallPolicy>,
     /// Roles, budgets and policy events (§9); also `policy` and the loop's hooks.
@@ -51,7 +56,17 @@ pub struct Agent {
     system_prompt: String,
     history: Vec<Message>,
     max_output_chars: usize,
-    context_window: u64,
+    /// AGENTS.md and skills sections of the system prompt (also given to subagents).
+    memory_prompt: String,
+    context: ContextManager,
+    session: Arc<SessionHandle>,
+    todos: crate::tools::todos::TodoStore,
+    /// Todo-list version last shown and saved.
+    todos_seen: AtomicU64,
+    /// Extra reminder lines (role and budget, from governance).
+    reminder_lines: Vec<memory::ReminderLine>,
+    /// Governance state restored by resume.
+    governance: Option<serde_json::Value>,
 }
 
 impl Agent {
@@ -64,18 +79,20 @@ impl Agent {
             .max_output_chars
             .unwrap_or(DEFAULT_MAX_OUTPUT_CHARS)
             .max(1000);
-        let context_window = parts
-            .config
-            .user
-            .context
-            .context_window
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let settings = ContextSettings::for_config(&parts.config, &parts.client.endpoint().model)
+            .unwrap_or_default();
+        let session = Arc::new(SessionHandle::new(
+            memory::new_session_log(&parts.config, &parts.client.endpoint().model),
+            Arc::clone(&parts.sink),
+        ));
+        let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
         let governor = Arc::new(Governor::builtin(&parts.client.endpoint().model));
+        governor.set_session_id(&session.id());
         Self {
             config: parts.config,
             client: parts.client,
             registry: parts.registry,
-            permissions: Mutex::new(parts.permissions),
+            permissions: Arc::new(Mutex::new(parts.permissions)),
             approver: parts.approver,
             policy: Arc::clone(&governor) as Arc<dyn CallPolicy>,
             governor,
@@ -85,7 +102,13 @@ impl Agent {
             system_prompt,
             history: Vec::new(),
             max_output_chars,
-            context_window,
+            memory_prompt: String::new(),
+            context,
+            session,
+            todos: crate::tools::todos::TodoStore::new(),
+            todos_seen: AtomicU64::new(0),
+            reminder_lines: Vec::new(),
+            governance: None,
         }
     }
 
@@ -120,6 +143,7 @@ impl Agent {
     pub fn set_governor(&mut self, governor: Arc<Governor>) {
         governor.hide_denied(&mut self.registry);
         self.policy = Arc::clone(&governor) as Arc<dyn CallPolicy>;
+        governor.set_session_id(&self.session.id());
         self.governor = governor;
     }
 
@@ -135,9 +159,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Starts a new conversation (`/clear`).
+    /// Starts a new conversation (`/clear`) in a new session file.
     pub fn clear(&mut self) {
         self.history.clear();
+        self.start_new_session();
     }
 
     /// Runs one user turn to its end.
@@ -148,7 +173,12 @@ impl Agent {
         self.sink.emit(AgentEvent::TurnStarted {
             input: input.to_string(),
         });
-        self.history.push(Message::user(input));
+        self.connect_task_tool();
+        let user = Message::user(input);
+        self.session.record(&crate::session::Record::Message {
+            message: user.clone(),
+        });
+        self.history.push(user);
         let tools = ToolContext {
             workspace: &self.config.workspace,
             cwd: &self.config.cwd,
@@ -164,10 +194,17 @@ impl Agent {
             policy: self.policy.as_ref(),
         };
         let workspace = self.config.workspace.clone();
-        let governor = Arc::clone(&self.governor);
-        let reminder =
-            move || prompt::reminder(&prompt::today(), &workspace, &governor.reminder_lines());
+        let (todos, lines, governor) =
+            (self.todos.clone(), self.reminder_lines.clone(), Arc::clone(&self.governor));
+        let reminder = move || {
+            let mut extra = memory::reminder_extra(&todos, &lines);
+            extra.extend(governor.reminder_lines());
+            prompt::reminder(&prompt::today(), &workspace, &extra)
+        };
         let exhausted = || self.governor.exhausted_message();
+        let (session, todos, seen, sink) =
+            (&self.session, &self.todos, &self.todos_seen, &self.sink);
+        let on_message = move |m: &Message| memory::on_message(session, todos, seen, sink, m);
         let cx = turn::LoopContext {
             client: &self.client,
             dispatcher: &dispatcher,
@@ -177,8 +214,9 @@ impl Agent {
             reminder: &reminder,
             max_model_calls: self.config.run.max_turns,
             exhausted: &exhausted,
-            on_message: &|_| {},
+            on_message: &on_message,
             hooks: self.governor.as_ref(),
+            context: Some(&self.context),
         };
         let mut stats = TurnStats::default();
         let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
@@ -186,8 +224,9 @@ impl Agent {
             usage: stats.usage,
             model_calls: stats.model_calls,
             context_tokens: stats.last_prompt_tokens,
-            context_window: self.context_window,
+            context_window: self.context.window(),
         });
+        self.save_governance();
         outcome
     }
 }

@@ -41,6 +41,14 @@ pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
     )
 }
 
+/// Reminder lines for the todo list: `todos:` and one line per item; none when empty.
+pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
+    if todos.is_empty() {
+        return Vec::new();
+    }
+    vec![format!("todos:\n{}", crate::tools::todos::render(todos))]
+}
+
 /// The current branch from `.git/HEAD`, without running git.
 pub fn git_branch(workspace: &Path) -> Option<String> {
     let head = std::fs::read_to_string(workspace.join(".git").join("HEAD")).ok()?;

@@ -54,6 +54,9 @@ pub struct LoopContext<'a> {
     pub on_message: &'a (dyn Fn(&Message) + Send + Sync),
     /// Governance hooks (§9): usage per model call, every tool call before and after.
     pub hooks: &'a dyn LoopHooks,
+    /// Prunes/compacts the history before each model call and recovers from
+    /// context-length errors (§7.2, §7.3); `None` leaves the history alone.
+    pub context: Option<&'a crate::context::ContextManager>,
 }
 
 /// What the governance layer needs to see of a turn (SPEC §9): the usage of each model call
@@ -93,8 +96,8 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut empty_replies = 0;
-    let turn_start = history.len().saturating_sub(1);
     let mut nudged = false;
+    let mut retried_overflow = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
             return TurnOutcome::MaxTurns {
@@ -102,15 +105,23 @@ pub async fn run(
             };
         }
         stats.model_calls += 1;
+        if let Some(context) = cx.context {
+            context.before_request(cx, history, cancel).await;
+        }
         let completion = match call_model(cx, history, cancel, empty_replies > 0).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
             Err(CallError::Model(error)) => {
-                return TurnOutcome::Failed {
-                    message: error.to_string(),
-                };
+                match recover(cx, history, cancel, error, &mut retried_overflow).await {
+                    Some(outcome) => return outcome,
+                    None => continue,
+                }
             }
         };
+        retried_overflow = false;
+        if let Some(context) = cx.context {
+            context.after_response(history.len(), completion.usage.as_ref());
+        }
         if let Some(usage) = completion.usage {
             let total = stats.usage.get_or_insert_with(Usage::default);
             total.prompt_tokens += usage.prompt_tokens;
@@ -153,7 +164,7 @@ pub async fn run(
                 };
             }
             push(cx, history, message);
-            if !nudged && super::verify::needs_run_nudge(&history[turn_start..], &text) {
+            if !nudged && super::verify::needs_run_nudge(super::verify::this_turn(history), &text) {
                 nudged = true;
                 cx.sink.emit(AgentEvent::Notice {
                     message: "asking the model to run the command it suggested".into(),
@@ -167,6 +178,33 @@ pub async fn run(
         if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls) {
             return outcome;
         }
+    }
+}
+
+/// After a failed model call: for a context-length error (with context management),
+/// compact and retry once (`None`); otherwise end the turn with the error.
+async fn recover(
+    cx: &LoopContext<'_>,
+    history: &mut Vec<Message>,
+    cancel: &CancelToken,
+    error: ModelError,
+    retried: &mut bool,
+) -> Option<TurnOutcome> {
+    let (Some(context), ModelError::ContextLengthExceeded { message }) = (cx.context, &error)
+    else {
+        return Some(TurnOutcome::Failed {
+            message: error.to_string(),
+        });
+    };
+    match context
+        .recover(cx, history, cancel, message, *retried)
+        .await
+    {
+        crate::context::manager::Recovery::Retry => {
+            *retried = true;
+            None
+        }
+        crate::context::manager::Recovery::GiveUp(message) => Some(TurnOutcome::Failed { message }),
     }
 }
 

@@ -28,6 +28,16 @@ const RUN_WORDS: &[&str] = &[
 
 const EDIT_TOOLS: &[&str] = &["write_file", "str_replace"];
 
+/// The messages of the current turn: from the user's last own message (not a harness
+/// reminder) to the end. Computed from the history, so compaction in between cannot shift it.
+pub fn this_turn(history: &[Message]) -> &[Message] {
+    let start = history
+        .iter()
+        .rposition(|m| m.role == Role::User && !m.text_content().starts_with("<system-reminder>"))
+        .unwrap_or(0);
+    &history[start..]
+}
+
 /// Whether the turn's messages (`turn`, from the user's message on) and its final `answer`
 /// call for [`RUN_IT_YOURSELF`].
 pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {

@@ -77,7 +77,8 @@ pub struct SandboxSection {
     pub writable_roots: Vec<PathBuf>,
 }
 
-/// `[context]` (§7).
+/// `[context]` (§7). In a project file these may only tighten the user's values
+/// (`crate::context::ContextSettings::for_config`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContextSection {
@@ -85,11 +86,11 @@ pub struct ContextSection {
     pub context_window: Option<u64>,
     /// Cap on one tool result, in characters (default 30,000).
     pub max_output_chars: Option<usize>,
-    /// Share of the window at which old tool results are pruned (0..1).
+    /// Share of the window (0, 1] at which old tool results are pruned (default 0.5).
     pub prune_at: Option<f64>,
-    /// Share of the window at which history is compacted (0..1, default 0.85).
+    /// Share of the window (0, 1] at which history is compacted (default 0.85).
     pub compact_at: Option<f64>,
-    /// Number of most recent tool results never pruned.
+    /// Number of most recent tool results never pruned (default 4).
     pub keep_recent_tool_results: Option<usize>,
 }
 

@@ -15,7 +15,9 @@ mod matching;
 pub mod paths;
 pub mod registry;
 pub mod schema;
+pub mod skills;
 mod textfile;
+pub mod todos;
 pub mod tracker;
 
 use std::path::{Path, PathBuf};

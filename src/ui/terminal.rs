@@ -177,8 +177,57 @@ impl EventSink for TerminalSink {
                 let line = usage_line(usage.as_ref(), context_tokens, context_window);
                 self.activity_line(&mut state, &self.style("2", &line));
             }
+            AgentEvent::TodosChanged { todos } => {
+                self.activity_line(&mut state, &self.style("2", &todos_block(&todos, "")));
+            }
+            AgentEvent::Subagent { event } => self.child_event(&mut state, *event),
         }
     }
+}
+
+impl TerminalSink {
+    /// A subagent's event, indented under the parent's `task` line; its successful tool
+    /// results are not previewed (only the subagent's answer matters to the parent).
+    fn child_event(&self, state: &mut State, event: AgentEvent) {
+        const INDENT: &str = "    ";
+        let line = match event {
+            AgentEvent::ToolStarted { tool, summary, .. } => format!(
+                "{INDENT}{} {}  {}",
+                self.style("36", "●"),
+                self.style("1", &tool),
+                one_line(&summary, PREVIEW_WIDTH)
+            ),
+            AgentEvent::ToolFinished {
+                ok: false, output, ..
+            } => self.style(
+                "2;31",
+                &format!("{INDENT}  {}", one_line(&output, PREVIEW_WIDTH)),
+            ),
+            AgentEvent::Notice { message } => self.style("2", &format!("{INDENT}{message}")),
+            AgentEvent::Warning { message } => {
+                self.style("33", &format!("{INDENT}warning: {message}"))
+            }
+            AgentEvent::Error { message } => self.style("31", &format!("{INDENT}error: {message}")),
+            AgentEvent::Retrying { reason, .. } => {
+                self.style("33", &format!("{INDENT}retrying: {reason}"))
+            }
+            AgentEvent::TodosChanged { todos } => self.style("2", &todos_block(&todos, INDENT)),
+            _ => return,
+        };
+        self.activity_line(state, &line);
+    }
+}
+
+/// The todo list as shown after a change, each line prefixed with `indent`.
+pub fn todos_block(todos: &[crate::tools::todos::Todo], indent: &str) -> String {
+    if todos.is_empty() {
+        return format!("{indent}todos: (empty)");
+    }
+    let mut out = format!("{indent}todos:");
+    for line in crate::tools::todos::render(todos).lines() {
+        out.push_str(&format!("\n{indent}  {line}"));
+    }
+    out
 }
 
 /// `tokens 1200 in / 80 out · context 1% of 128000`, or `usage unknown`.

@@ -1,5 +1,7 @@
 mod bash_tool;
+mod bench_context;
 mod cli;
+mod context;
 mod doctor;
 mod e2e;
 mod file_tools;
@@ -9,6 +11,8 @@ mod provider_client;
 mod request_shape;
 mod sandbox;
 mod sandbox_bench;
+mod session;
 mod six_step;
 mod sse_props;
+mod subagent;
 mod turn_loop;

@@ -90,6 +90,22 @@ impl TestEnv {
         cmd
     }
 
+    /// The `agent` binary as a plain `std::process::Command` with the same environment as
+    /// [`TestEnv::cmd`], for tests that spawn and kill it.
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("AGENT_HOME", &self.agent_home)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.workspace);
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
     /// Runs a one-shot task (`--yes` is not implied).
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd()

@@ -86,6 +86,8 @@ struct State {
     /// Replies for `GET` paths (e.g. `/v1/models`), served every time.
     gets: Vec<(String, Reply)>,
     requests: Vec<Recorded>,
+    /// `POST` bodies larger than this many bytes get the reply without using the script.
+    reject_over: Option<(usize, Reply)>,
 }
 
 /// The running server; stops when dropped (its thread ends with the test process).
@@ -136,6 +138,12 @@ impl MockServer {
             .push((suffix.to_string(), reply));
     }
 
+    /// Answers every `POST` whose body is larger than `max_bytes` with `reply`, without
+    /// consuming a scripted reply (a server with a small context window).
+    pub fn reject_over(&self, max_bytes: usize, reply: Reply) {
+        self.state.lock().expect("lock").reject_over = Some((max_bytes, reply));
+    }
+
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().expect("lock").requests.clone()
@@ -168,6 +176,12 @@ fn handle(mut stream: TcpStream, state: &Mutex<State>) {
                 .find(|(suffix, _)| request.path.ends_with(suffix.as_str()))
                 .map(|(_, r)| r.clone())
                 .unwrap_or_else(|| Reply::error(404, "no such path in the mock"))
+        } else if let Some((_, reply)) = state
+            .reject_over
+            .as_ref()
+            .filter(|(max, _)| request.raw_body.len() > *max)
+        {
+            reply.clone()
         } else {
             state.replies.pop_front().unwrap_or_else(|| {
                 Reply::error(500, "mock server: no scripted reply left for this request")

@@ -319,34 +319,34 @@ fn offered_for(configure: impl FnOnce(&mut TestEnv), args: &[&str]) -> Vec<Strin
 
 #[test]
 fn selection_order_and_the_offered_tools() {
-    let all = vec!["bash", "read_file", "write_file", "str_replace"];
+    let all = vec!["bash", "read_file", "write_file", "str_replace", "write_todos", "task"];
     assert_eq!(offered_for(|_| {}, &[]), all);
     assert_eq!(
         offered_for(|_| {}, &["--role", "reviewer"]),
-        vec!["read_file"]
+        vec!["read_file", "write_todos", "task"]
     );
     assert_eq!(
         offered_for(|_| {}, &["--role", "ops"]),
-        vec!["bash", "read_file"]
+        vec!["bash", "read_file", "write_todos", "task"]
     );
     let env_role = |env: &mut TestEnv| {
         env.var("AGENT_ROLE", "reviewer");
     };
-    assert_eq!(offered_for(env_role, &[]), vec!["read_file"]);
+    assert_eq!(offered_for(env_role, &[]), vec!["read_file", "write_todos", "task"]);
     assert_eq!(
         offered_for(env_role, &["--role", "admin"]),
         all,
         "--role beats AGENT_ROLE"
     );
     let config_role = |env: &mut TestEnv| env.config("default_role = \"ops\"\n");
-    assert_eq!(offered_for(config_role, &[]), vec!["bash", "read_file"]);
+    assert_eq!(offered_for(config_role, &[]), vec!["bash", "read_file", "write_todos", "task"]);
     let both = |env: &mut TestEnv| {
         env.config("default_role = \"ops\"\n");
         env.var("AGENT_ROLE", "reviewer");
     };
     assert_eq!(
         offered_for(both, &[]),
-        vec!["read_file"],
+        vec!["read_file", "write_todos", "task"],
         "AGENT_ROLE beats config"
     );
     let custom = |env: &mut TestEnv| {
@@ -357,7 +357,7 @@ fn selection_order_and_the_offered_tools() {
     };
     assert_eq!(
         offered_for(custom, &["--role", "no-edit"]),
-        vec!["bash", "read_file"]
+        vec!["bash", "read_file", "task"]
     );
 }
 
@@ -373,7 +373,7 @@ fn an_untrusted_project_default_role_is_ignored_with_a_warning() {
         stderr.contains("ignoring default_role = `reviewer` in the project config"),
         "{stderr}"
     );
-    assert_eq!(offered_tools(&server.chat_requests()[0].body).len(), 4);
+    assert_eq!(offered_tools(&server.chat_requests()[0].body).len(), 6);
 
     let server = MockServer::start(vec![Reply::Sse(text_events(&["ok"]))]);
     let env = TestEnv::with_server(&server);
@@ -386,6 +386,6 @@ fn an_untrusted_project_default_role_is_ignored_with_a_warning() {
     assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
     assert_eq!(
         offered_tools(&server.chat_requests()[0].body),
-        vec!["read_file"]
+        vec!["read_file", "write_todos", "task"]
     );
 }

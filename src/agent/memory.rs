@@ -1,0 +1,343 @@
+//! The agent's memory glue: session persistence, resume, `/compact`, the todo list in the
+//! reminder, the governance-state slot, and connecting the `task` tool to this agent.
+//!
+//! Every message is recorded as it is added (the user's before the turn starts, the rest
+//! through the inner loop's `on_message` hook); the context manager records its prunes and
+//! compactions through the same session handle, so a resumed session is exactly the history
+//! the model last saw. `/clear` starts a new session file.
+//!
+//! Governance (roles, budgets) keeps its own state; it saves it with
+//! [`Agent::record_governance`] (an opaque JSON value, the latest one wins) and reads it
+//! back after a resume with [`Agent::governance_state`]. Its reminder line (role and budget)
+//! is added with [`Agent::add_reminder_line`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::events::{AgentEvent, EventSink};
+use super::subagent::{ChildEnv, MAX_CHILD_CALLS, TaskTool};
+use super::{Agent, prompt};
+use crate::cancel::CancelToken;
+use crate::config::Config;
+use crate::context::Memory;
+use crate::context::compact::{CompactError, ModelAccess};
+use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
+use crate::model::{Message, Role};
+use crate::session::{self, Header, Record, SessionError, SessionHandle, SessionInfo, SessionLog};
+use crate::tools::todos::{Todo, TodoStore};
+
+/// A line added to every request's reminder when it returns `Some` (role and budget).
+pub type ReminderLine = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// What a resume restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumeSummary {
+    pub id: String,
+    /// Messages recorded in the file.
+    pub messages: usize,
+    /// Messages in the restored (pruned/compacted) history.
+    pub history_len: usize,
+    /// Tool calls answered as interrupted by the repair.
+    pub interrupted: usize,
+    pub todos: usize,
+}
+
+/// `$AGENT_HOME/sessions`.
+pub fn sessions_dir(config: &Config) -> std::path::PathBuf {
+    config.agent_home.join("sessions")
+}
+
+/// A log for a new session of `config`'s workspace.
+pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
+    let dir = sessions_dir(config);
+    let started = session::now_secs();
+    let mut id = session::new_id(started);
+    for _ in 0..3 {
+        if !dir.join(format!("{id}.jsonl")).exists() {
+            break;
+        }
+        id = session::new_id(started);
+    }
+    SessionLog::create(
+        &dir,
+        Header {
+            id,
+            workspace: config.workspace.clone(),
+            started,
+            model: model.to_string(),
+            agent_version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+    )
+}
+
+/// Records the context manager's history edits in the session.
+pub fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
+    let session = Arc::clone(session);
+    Arc::new(move |edit: &HistoryEdit| {
+        session.record(&match edit {
+            HistoryEdit::Pruned { stubs } => Record::Pruned {
+                stubs: stubs.clone(),
+            },
+            HistoryEdit::Compacted(compaction) => Record::Compacted(compaction.clone()),
+        });
+    })
+}
+
+/// The reminder's extra lines: the todo list, then the added lines (role, budget).
+pub fn reminder_extra(todos: &TodoStore, lines: &[ReminderLine]) -> Vec<String> {
+    let mut extra = prompt::todo_lines(&todos.get());
+    extra.extend(lines.iter().filter_map(|line| line()));
+    extra
+}
+
+/// The inner loop's `on_message` hook: saves the message, then the todo list when a tool
+/// changed it (and shows it).
+pub fn on_message(
+    session: &SessionHandle,
+    todos: &TodoStore,
+    seen: &AtomicU64,
+    sink: &Arc<dyn EventSink>,
+    message: &Message,
+) {
+    session.record(&Record::Message {
+        message: message.clone(),
+    });
+    let version = todos.version();
+    if seen.swap(version, Ordering::SeqCst) != version {
+        let list = todos.get();
+        session.record(&Record::Todos {
+            todos: list.clone(),
+        });
+        sink.emit(AgentEvent::TodosChanged { todos: list });
+    }
+}
+
+impl Agent {
+    /// The id of the session being written.
+    pub fn session_id(&self) -> String {
+        self.session.id()
+    }
+
+    pub fn todos(&self) -> Vec<Todo> {
+        self.todos.get()
+    }
+
+    pub fn context_manager(&self) -> &crate::context::ContextManager {
+        &self.context
+    }
+
+    /// Uses `memory` (AGENTS.md, skills, the todo list shared with `write_todos`): its
+    /// sections are appended to the system prompt. Call before the first turn, with the
+    /// memory whose tools ([`Memory::register_tools`]) are in the registry.
+    pub fn set_memory(&mut self, memory: Memory) {
+        let base_len = self.system_prompt.len() - self.memory_prompt.len();
+        self.system_prompt.truncate(base_len);
+        self.memory_prompt = memory.prompt_sections();
+        self.system_prompt.push_str(&self.memory_prompt);
+        self.todos = memory.todos;
+        self.todos_seen
+            .store(self.todos.version(), Ordering::SeqCst);
+    }
+
+    /// Adds a line to every request's reminder (role and budget, §7.2).
+    pub fn add_reminder_line(&mut self, line: ReminderLine) {
+        self.reminder_lines.push(line);
+    }
+
+    /// Saves governance state (role, spending) in the session; the latest one is restored
+    /// by resume.
+    pub fn record_governance(&self, state: serde_json::Value) {
+        self.session.record(&Record::Governance { state });
+    }
+
+    /// The governance state restored by the last resume, if the session had one.
+    pub fn governance_state(&self) -> Option<&serde_json::Value> {
+        self.governance.as_ref()
+    }
+
+    /// Sessions in `$AGENT_HOME/sessions`, most recently active first; only this
+    /// workspace's unless `all`.
+    pub fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
+        let mut sessions = session::list(&sessions_dir(&self.config));
+        if !all {
+            sessions.retain(|s| s.workspace == self.config.workspace);
+        }
+        sessions
+    }
+
+    /// Compacts the history now (`/compact`).
+    ///
+    /// # Errors
+    /// [`CompactError`] when nothing changed (nothing to compact, interrupted, no summary).
+    pub async fn compact(&mut self, cancel: &CancelToken) -> Result<CompactReport, CompactError> {
+        let access = ModelAccess {
+            client: &self.client,
+            system_prompt: &self.system_prompt,
+            tools: self.registry.specs(),
+            sink: &self.sink,
+            cancel,
+        };
+        self.context
+            .compact(&access, &mut self.history, Trigger::Manual, true)
+            .await
+    }
+
+    /// Continues session `id`, or the most recent one of this workspace: restores its
+    /// history (repaired), todos and governance state, and appends to its file from now on.
+    /// Problems reading the file are emitted as warnings; [`Agent::resume_notice`] describes
+    /// the result.
+    ///
+    /// # Errors
+    /// [`SessionError`] when no such session exists or it cannot be read; nothing changes then.
+    pub fn resume(&mut self, id: Option<&str>) -> Result<ResumeSummary, SessionError> {
+        let info = session::find(&sessions_dir(&self.config), id, &self.config.workspace)?;
+        let loaded = session::load(&info.path)?;
+        for message in &loaded.warnings {
+            self.sink.emit(AgentEvent::Warning {
+                message: message.clone(),
+            });
+        }
+        if loaded.header.workspace != self.config.workspace {
+            self.sink.emit(AgentEvent::Warning {
+                message: format!(
+                    "session `{}` was started in `{}`; continuing it in `{}`",
+                    loaded.header.id,
+                    loaded.header.workspace.display(),
+                    self.config.workspace.display()
+                ),
+            });
+        }
+        let summary = ResumeSummary {
+            id: loaded.header.id.clone(),
+            messages: loaded.messages,
+            history_len: loaded.history.len(),
+            interrupted: loaded.interrupted,
+            todos: loaded.todos.len(),
+        };
+        self.history = loaded.history;
+        self.todos.set(loaded.todos);
+        self.todos_seen
+            .store(self.todos.version(), Ordering::SeqCst);
+        self.governance = loaded.governance;
+        self.restore_governance();
+        self.session
+            .replace(SessionLog::resume(info.path, loaded.header));
+        self.context.reset();
+        self.governor.set_session_id(&self.session.id());
+        Ok(summary)
+    }
+
+    /// `resumed session <id> (N messages) · last request: "..."`, for the user.
+    pub fn resume_notice(&self, summary: &ResumeSummary) -> String {
+        resume_notice(summary, &self.history)
+    }
+
+    /// A new, empty session (used by `/clear`): new file, no todos.
+    pub(super) fn start_new_session(&mut self) {
+        let log = new_session_log(&self.config, &self.client.endpoint().model);
+        self.session.replace(log);
+        self.governor.set_session_id(&self.session.id());
+        self.todos.set(Vec::new());
+        self.todos_seen
+            .store(self.todos.version(), Ordering::SeqCst);
+        self.governance = None;
+        self.context.reset();
+    }
+
+    /// Saves the governor's role and spending in the session (after each turn).
+    pub(super) fn save_governance(&self) {
+        self.record_governance(serde_json::json!({
+            "role": self.governor.role().name,
+            "spending": self.governor.spending(),
+        }));
+    }
+
+    /// Applies the governance state restored by resume: the role (when it still exists)
+    /// and the spending (§9.2: spending survives `--resume`).
+    fn restore_governance(&mut self) {
+        let Some(state) = self.governance.clone() else {
+            return;
+        };
+        if let Some(role) = state.get("role").and_then(serde_json::Value::as_str)
+            && let Err(error) = self.set_role(role)
+        {
+            self.sink.emit(AgentEvent::Warning {
+                message: format!("cannot restore the session's role: {error}"),
+            });
+        }
+        if let Some(spending) = state
+            .get("spending")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+        {
+            self.governor.restore(spending);
+        }
+    }
+
+    /// Connects the listed `task` tool to this agent's current parts (role, policy and
+    /// tools may change between turns).
+    pub(super) fn connect_task_tool(&mut self) {
+        if self.registry.get("task").is_some() {
+            let env = Arc::new(self.child_env());
+            self.registry.register(Arc::new(TaskTool::with_env(env)));
+        }
+    }
+
+    fn child_env(&self) -> ChildEnv {
+        let mut registry = self.registry.clone();
+        registry.retain(|name| name != "task");
+        let system_prompt =
+            prompt::system_prompt(&self.config.workspace, &registry.names()) + &self.memory_prompt;
+        ChildEnv {
+            client: self.client.clone(),
+            registry,
+            permissions: Arc::clone(&self.permissions),
+            approver: Arc::clone(&self.approver),
+            policy: Arc::clone(&self.policy),
+            exhausted: {
+                let governor = Arc::clone(&self.governor);
+                Arc::new(move || governor.exhausted_message())
+            },
+            hooks: Arc::clone(&self.governor) as Arc<dyn super::turn::LoopHooks>,
+            reminder_lines: self.reminder_lines.clone(),
+            sink: Arc::clone(&self.sink),
+            system_prompt,
+            context: self.context.settings().clone(),
+            workspace: self.config.workspace.clone(),
+            max_model_calls: MAX_CHILD_CALLS,
+        }
+    }
+}
+
+/// `resumed session <id> (N messages) · last request: "..."`.
+fn resume_notice(summary: &ResumeSummary, history: &[Message]) -> String {
+    let mut notice = format!(
+        "resumed session {} ({} messages",
+        summary.id, summary.messages
+    );
+    if summary.interrupted > 0 {
+        notice.push_str(&format!(
+            "; {} unfinished tool calls marked as interrupted",
+            summary.interrupted
+        ));
+    }
+    notice.push(')');
+    let last_user = history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User && !m.text_content().starts_with('['));
+    if let Some(message) = last_user {
+        let text: String = message
+            .text_content()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let short: String = text.chars().take(100).collect();
+        let more = if text.chars().count() > 100 {
+            "…"
+        } else {
+            ""
+        };
+        notice.push_str(&format!(" · last request: \"{short}{more}\""));
+    }
+    notice
+}

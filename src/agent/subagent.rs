@@ -1,0 +1,242 @@
+//! The `task` tool (SPEC §8.4): a subagent that works in a throw-away context and returns
+//! only its final answer.
+//!
+//! The child runs the same inner loop ([`super::turn::run`]) with a fresh history, the same
+//! endpoint, permissions, approver and call policy (role and budget are shared, so spending
+//! adds up), the parent's tools minus `task` (no nesting) and with a todo list of its own,
+//! its own context manager, and at most [`MAX_CHILD_CALLS`] model calls. Its events reach
+//! the UI wrapped in [`AgentEvent::Subagent`] (shown indented); its text is not streamed.
+//! Whatever happens to the child becomes the `task` result: an error result never ends the
+//! parent's turn (only the user's interrupt does, through the shared cancel token).
+//!
+//! The tool is synchronous like every tool; it drives the child loop with
+//! `Handle::block_on` from the blocking section the dispatcher already runs in.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+
+use super::events::{AgentEvent, EventSink};
+use super::turn::{self, LoopContext, TurnOutcome, TurnStats};
+use crate::context::{ContextManager, ContextSettings};
+use crate::model::{Client, Message};
+use crate::permissions::{Approver, PermissionEngine};
+use crate::tools::dispatch::CallPolicy;
+use crate::tools::todos::{TodoStore, WriteTodosTool};
+use crate::tools::{
+    Access, Args, Dispatcher, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
+
+/// Model calls a subagent may make (§8.4).
+pub const MAX_CHILD_CALLS: u32 = 30;
+
+/// Asked after each of the child's tool calls; `Some(message)` ends the child (budget).
+pub type ExhaustedCheck = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// What a child loop shares with its parent.
+#[derive(Clone)]
+pub struct ChildEnv {
+    pub client: Client,
+    /// The parent's tools without `task`.
+    pub registry: Registry,
+    pub permissions: Arc<Mutex<PermissionEngine>>,
+    pub approver: Arc<dyn Approver>,
+    pub policy: Arc<dyn CallPolicy>,
+    pub exhausted: ExhaustedCheck,
+    /// Governance hooks (usage and tool calls count toward the shared budget).
+    pub hooks: Arc<dyn super::turn::LoopHooks>,
+    /// The parent's extra reminder lines (role and budget).
+    pub reminder_lines: Vec<super::memory::ReminderLine>,
+    /// The parent's sink; the child's events are wrapped before they reach it.
+    pub sink: Arc<dyn EventSink>,
+    pub system_prompt: String,
+    pub context: ContextSettings,
+    pub workspace: PathBuf,
+    pub max_model_calls: u32,
+}
+
+/// `task(description, prompt)`.
+pub struct TaskTool {
+    spec: ToolSpec,
+    env: Option<Arc<ChildEnv>>,
+}
+
+impl TaskTool {
+    /// A tool that is listed but not yet connected to a parent (the agent connects it at
+    /// the start of each turn with [`TaskTool::with_env`]).
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec {
+                name: "task",
+                description: "Run a subagent with a fresh context on a self-contained job \
+                    (search, investigate); returns only its final answer.",
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "description": {"type": "string"},
+                        "prompt": {"type": "string"}
+                    },
+                    "required": ["description", "prompt"]
+                }),
+            },
+            env: None,
+        }
+    }
+
+    pub fn with_env(env: Arc<ChildEnv>) -> Self {
+        Self {
+            env: Some(env),
+            ..Self::new()
+        }
+    }
+}
+
+impl Default for TaskTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for TaskTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn access(&self, _: &Args, _: &ToolContext<'_>) -> Result<Access, ToolError> {
+        Ok(Access::None)
+    }
+
+    fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        let env = self
+            .env
+            .as_ref()
+            .ok_or_else(|| ToolError::new("unavailable", "subagents are not available here"))?;
+        let text = |key: &str| args.get(key).and_then(|v| v.as_str()).unwrap_or("").trim();
+        let (description, prompt) = (text("description"), text("prompt"));
+        if prompt.is_empty() {
+            return Err(ToolError::new(
+                "invalid input",
+                "`prompt` is empty; say what the subagent should do",
+            ));
+        }
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|e| ToolError::new("unavailable", e.to_string()))?;
+        let answer = tokio::task::block_in_place(|| {
+            handle.block_on(run_child(env, description, prompt, ctx))
+        })?;
+        Ok(ToolOutput::text(answer))
+    }
+}
+
+/// Forwards a child's events to the parent's sink, wrapped; streaming text is dropped.
+struct ChildSink {
+    parent: Arc<dyn EventSink>,
+}
+
+impl EventSink for ChildSink {
+    fn emit(&self, event: AgentEvent) {
+        match event {
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::MessageCompleted { .. }
+            | AgentEvent::TurnStarted { .. } => {}
+            other => self.parent.emit(AgentEvent::Subagent {
+                event: Box::new(other),
+            }),
+        }
+    }
+}
+
+/// The first (and only) user message of the child.
+pub fn child_prompt(description: &str, prompt: &str) -> String {
+    format!(
+        "{prompt}\n\n(You are a subagent started for: {description}. Work on your own with your \
+         tools. Only your final message is passed back, so end with a complete, concise answer: \
+         findings, file paths and line numbers, and anything you changed.)"
+    )
+}
+
+async fn run_child(
+    env: &ChildEnv,
+    description: &str,
+    prompt: &str,
+    ctx: &ToolContext<'_>,
+) -> Result<String, ToolError> {
+    let todos = TodoStore::new();
+    let mut registry = env.registry.clone();
+    if registry.get("write_todos").is_some() {
+        registry.register(Arc::new(WriteTodosTool::new(todos.clone())));
+    }
+    let sink: Arc<dyn EventSink> = Arc::new(ChildSink {
+        parent: Arc::clone(&env.sink),
+    });
+    let dispatcher = Dispatcher {
+        registry: &registry,
+        permissions: &env.permissions,
+        approver: env.approver.as_ref(),
+        policy: env.policy.as_ref(),
+    };
+    let context = ContextManager::new(env.context.clone());
+    let workspace = env.workspace.clone();
+    let (reminder_todos, lines) = (todos.clone(), env.reminder_lines.clone());
+    let reminder = move || {
+        let extra = super::memory::reminder_extra(&reminder_todos, &lines);
+        super::prompt::reminder(&super::prompt::today(), &workspace, &extra)
+    };
+    let seen = AtomicU64::new(0);
+    let on_message = |_: &Message| {
+        let version = todos.version();
+        if seen.swap(version, Ordering::SeqCst) != version {
+            sink.emit(AgentEvent::TodosChanged { todos: todos.get() });
+        }
+    };
+    let exhausted = || (env.exhausted)();
+    let cx = LoopContext {
+        client: &env.client,
+        dispatcher: &dispatcher,
+        tools: ctx,
+        sink: &sink,
+        system_prompt: &env.system_prompt,
+        reminder: &reminder,
+        max_model_calls: env.max_model_calls,
+        exhausted: &exhausted,
+        on_message: &on_message,
+        hooks: env.hooks.as_ref(),
+        context: Some(&context),
+    };
+    let mut history = vec![Message::user(child_prompt(description, prompt))];
+    let mut stats = TurnStats::default();
+    let outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
+    sink.emit(AgentEvent::TurnCompleted {
+        usage: stats.usage,
+        model_calls: stats.model_calls,
+        context_tokens: stats.last_prompt_tokens,
+        context_window: context.window(),
+    });
+    outcome_result(outcome)
+}
+
+/// The `task` result for how the child ended.
+///
+/// # Errors
+/// A [`ToolError`] for every ending but a non-empty final answer.
+pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
+    match outcome {
+        TurnOutcome::Done { text } if !text.trim().is_empty() => Ok(text),
+        TurnOutcome::Done { .. } => Err(ToolError::new(
+            "subagent",
+            "the subagent finished without an answer; do the job directly or give it a clearer prompt",
+        )),
+        TurnOutcome::MaxTurns { limit } => Err(ToolError::new(
+            "subagent",
+            format!(
+                "the subagent stopped after {limit} model calls without a final answer; give it a narrower job"
+            ),
+        )),
+        TurnOutcome::Interrupted => Err(ToolError::new("interrupted", turn::INTERRUPTED)),
+        TurnOutcome::BudgetExhausted { message } => Err(ToolError::new("budget", message)),
+        TurnOutcome::Failed { message } => Err(ToolError::new("subagent", message)),
+    }
+}

@@ -1,0 +1,498 @@
+//! The context manager: before each model request it estimates the prompt and prunes or
+//! compacts the history when a threshold is passed; after a context-length error it compacts
+//! and lets the loop retry once (SPEC §7.2, §7.3).
+//!
+//! Accounting: after each answer the server's `prompt_tokens` + `completion_tokens` anchor
+//! the count; messages added since are estimated (≈ 4 bytes a token, scaled by how far the
+//! last estimate was off). When the history is rewritten (prune, compaction, resume) the
+//! anchor is dropped and the whole request is estimated until the next answer.
+//!
+//! Invariants: the history is only changed by [`super::prune::apply`] and
+//! [`Compaction::apply`], both of which keep every call/result pair; every change is passed
+//! to the recorder (the session file) so resume rebuilds the same history; after a failed
+//! retry the oldest turns are dropped, so no request is ever replayed unchanged into the
+//! same error.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+
+use super::ContextSettings;
+use super::compact::{self, CompactError, Compaction, ModelAccess};
+use super::prune::{self, Stub};
+use super::tokens::{estimate_messages, estimate_text, estimate_tools, limit_from_error};
+use crate::agent::events::AgentEvent;
+use crate::agent::turn::LoopContext;
+use crate::cancel::CancelToken;
+use crate::model::{Message, Role, Usage};
+
+/// Tokens assumed for the per-request reminder.
+const REMINDER_TOKENS: u64 = 100;
+/// A prune step must save at least this share of the window; smaller savings wait until
+/// more results have piled up (keeps the prefix stable between steps).
+const MIN_PRUNE_STEP: f64 = 0.1;
+/// Automatic compaction is skipped when the part it would summarize is smaller than this
+/// share of the window (it would not help; a context-length error still recovers).
+const MIN_COMPACT_STEP: f64 = 0.1;
+/// Share of the window the verbatim tail may use after compaction.
+const TAIL_SHARE: f64 = 0.2;
+/// Share of the window the summary request may use in the prefix form.
+const PREFIX_SHARE: f64 = 0.9;
+/// Share of the window the transcript form may use.
+const TRANSCRIPT_SHARE: f64 = 0.5;
+/// After a context-length error without a stated limit, the window is taken to be this
+/// share of the rejected request's estimate.
+const LEARN_SHARE: f64 = 0.9;
+
+/// A change to the history, recorded in the session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "edit", rename_all = "snake_case")]
+pub enum HistoryEdit {
+    Pruned { stubs: Vec<Stub> },
+    Compacted(Compaction),
+}
+
+impl HistoryEdit {
+    /// Replays this edit on `history`.
+    pub fn apply(&self, history: &mut Vec<Message>) {
+        match self {
+            Self::Pruned { stubs } => {
+                prune::apply(history, stubs);
+            }
+            Self::Compacted(compaction) => compaction.apply(history),
+        }
+    }
+}
+
+/// Receives every history edit (the session log).
+pub type EditRecorder = Arc<dyn Fn(&HistoryEdit) + Send + Sync>;
+
+/// Why compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The prompt passed `compact_at`.
+    Auto,
+    /// `/compact`.
+    Manual,
+    /// The server said the context length was exceeded.
+    Recover,
+}
+
+/// What the loop does after a context-length error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// The history was made smaller; send the request again.
+    Retry,
+    /// End the turn with this message (the history is already small again).
+    GiveUp(String),
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactReport {
+    /// Messages replaced by the note.
+    pub replaced: usize,
+    /// Messages kept verbatim.
+    pub kept: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// False when the oldest turns were dropped without a summary.
+    pub summarized: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    /// History length when the request was sent (the answer is the next message).
+    history_len: usize,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    anchor: Option<Anchor>,
+    /// Uncalibrated estimate of the request in flight, to calibrate against its usage.
+    pending_estimate: Option<u64>,
+    /// Real tokens per estimated token, from the last answer with usage.
+    ratio: Option<f64>,
+    /// A smaller window learned from a context-length error.
+    learned_window: Option<u64>,
+}
+
+/// Per-session context bookkeeping; shared by reference with the inner loop.
+pub struct ContextManager {
+    settings: ContextSettings,
+    state: Mutex<State>,
+    recorder: Option<EditRecorder>,
+}
+
+impl ContextManager {
+    pub fn new(settings: ContextSettings) -> Self {
+        Self {
+            settings,
+            state: Mutex::new(State::default()),
+            recorder: None,
+        }
+    }
+
+    /// Every history edit is passed to `recorder`.
+    #[must_use]
+    pub fn with_recorder(mut self, recorder: EditRecorder) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    pub fn settings(&self) -> &ContextSettings {
+        &self.settings
+    }
+
+    /// The window in use: the configured one, or a smaller one learned from an error.
+    pub fn window(&self) -> u64 {
+        let learned = self.state().learned_window;
+        learned.map_or(self.settings.window, |w| w.min(self.settings.window))
+    }
+
+    /// Forgets the usage anchor (the history was replaced: `/clear`, resume).
+    pub fn reset(&self) {
+        let mut state = self.state();
+        state.anchor = None;
+        state.pending_estimate = None;
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Estimated prompt tokens of a request with `history` and `overhead` tokens of system
+    /// prompt, tools and reminder. A usage-anchored figure more than a factor of 2 away from
+    /// the plain estimate is not trusted (some servers report placeholder usage); the plain
+    /// estimate is used then.
+    pub fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
+        let state = self.state();
+        let ratio = state.ratio.unwrap_or(1.0);
+        let scale = |tokens: u64| (tokens as f64 * ratio).ceil() as u64;
+        let plain = scale(overhead + estimate_messages(history));
+        match state.anchor {
+            Some(anchor) if history.len() >= anchor.history_len => {
+                let new = history.get(anchor.history_len + 1..).unwrap_or(&[]);
+                let anchored =
+                    anchor.prompt_tokens + anchor.completion_tokens + scale(estimate_messages(new));
+                if anchored >= plain / 2 && anchored <= plain.saturating_mul(2) {
+                    anchored
+                } else {
+                    plain
+                }
+            }
+            _ => plain,
+        }
+    }
+
+    /// Records the usage of the answer to the request sent with `history_len` messages.
+    pub fn after_response(&self, history_len: usize, usage: Option<&Usage>) {
+        let mut state = self.state();
+        let pending = state.pending_estimate.take();
+        state.anchor = usage.filter(|u| u.prompt_tokens > 0).map(|u| Anchor {
+            history_len,
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+        });
+        if let (Some(usage), Some(estimate)) = (usage, pending.filter(|e| *e > 0)) {
+            let ratio = usage.prompt_tokens as f64 / estimate as f64;
+            if (0.5..=2.0).contains(&ratio) {
+                state.ratio = Some(ratio);
+            }
+        }
+    }
+
+    fn overhead(cx: &LoopContext<'_>) -> u64 {
+        estimate_text(cx.system_prompt)
+            + estimate_tools(&cx.dispatcher.registry.specs())
+            + REMINDER_TOKENS
+    }
+
+    /// Prunes or compacts `history` when the next request would pass a threshold.
+    pub async fn before_request(
+        &self,
+        cx: &LoopContext<'_>,
+        history: &mut Vec<Message>,
+        cancel: &CancelToken,
+    ) {
+        let overhead = Self::overhead(cx);
+        let window = self.window() as f64;
+        let mut tokens = self.estimate(history, overhead);
+        if tokens as f64 >= self.settings.prune_at * window {
+            let plan = prune::plan(history, self.settings.keep_recent_tool_results);
+            if plan.saved_tokens as f64 >= MIN_PRUNE_STEP * window {
+                prune::apply(history, &plan.stubs);
+                cx.sink.emit(AgentEvent::Notice {
+                    message: format!(
+                        "context: pruned {} old tool results (about {} tokens)",
+                        plan.stubs.len(),
+                        plan.saved_tokens
+                    ),
+                });
+                self.record(&HistoryEdit::Pruned { stubs: plan.stubs });
+                self.reset();
+                tokens = self.estimate(history, overhead);
+            }
+        }
+        if tokens as f64 >= self.settings.compact_at * window {
+            let access = access(cx, cancel);
+            let result = self.compact(&access, history, Trigger::Auto, false).await;
+            if let Err(error) = result
+                && !matches!(error, CompactError::Interrupted | CompactError::Nothing)
+            {
+                cx.sink.emit(AgentEvent::Warning {
+                    message: format!("context: could not compact the conversation: {error}"),
+                });
+            }
+        }
+        self.state().pending_estimate = Some(overhead + estimate_messages(history));
+    }
+
+    /// Handles a context-length error for the request just sent with `history`: learns a
+    /// smaller window, then compacts (first error) or drops the oldest turns (`retried`).
+    pub async fn recover(
+        &self,
+        cx: &LoopContext<'_>,
+        history: &mut Vec<Message>,
+        cancel: &CancelToken,
+        message: &str,
+        retried: bool,
+    ) -> Recovery {
+        let rejected = self.estimate(history, Self::overhead(cx));
+        let learned = limit_from_error(message)
+            .unwrap_or(((rejected as f64) * LEARN_SHARE) as u64)
+            .max(1024);
+        {
+            let mut state = self.state();
+            let current = state.learned_window.unwrap_or(self.settings.window);
+            state.learned_window = Some(learned.min(current));
+        }
+        let too_long = format!("the request is too long for the model's context window: {message}");
+        if retried || history.len() <= 1 {
+            self.drop_oldest(cx.sink, history, false);
+            return Recovery::GiveUp(if retried {
+                format!(
+                    "{too_long}; it was still too long after compaction, so the oldest turns \
+                     were dropped; if this repeats, set `context_window` under [context] in \
+                     config.toml to the server's limit"
+                )
+            } else {
+                format!(
+                    "{too_long}; the message was dropped from the conversation; send a shorter \
+                     one, or point to a file instead of pasting it"
+                )
+            });
+        }
+        let access = access(cx, cancel);
+        match self
+            .compact(&access, history, Trigger::Recover, false)
+            .await
+        {
+            Err(CompactError::Interrupted) => Recovery::GiveUp("interrupted by user".into()),
+            Err(CompactError::Nothing) => {
+                self.drop_oldest(cx.sink, history, false);
+                Recovery::GiveUp(format!(
+                    "{too_long}; nothing older could be summarized, so the oldest turns were dropped"
+                ))
+            }
+            _ => Recovery::Retry,
+        }
+    }
+
+    /// Summarizes the older history into a handoff note and keeps the recent turns. `idle`
+    /// means no turn is running (the next message will be the user's).
+    ///
+    /// # Errors
+    /// [`CompactError`] when nothing changed: nothing to compact, interrupted, or (for
+    /// [`Trigger::Auto`] and [`Trigger::Manual`]) the model gave no summary. For
+    /// [`Trigger::Recover`] and on overflow, the oldest turns are dropped instead and the
+    /// call succeeds with `summarized: false`.
+    pub async fn compact(
+        &self,
+        access: &ModelAccess<'_>,
+        history: &mut Vec<Message>,
+        trigger: Trigger,
+        idle: bool,
+    ) -> Result<CompactReport, CompactError> {
+        let window = self.window() as f64;
+        let kept_from = compact::choose_tail(history, (TAIL_SHARE * window) as u64, !idle);
+        let too_little = trigger == Trigger::Auto
+            && (estimate_messages(&history[..kept_from]) as f64) < MIN_COMPACT_STEP * window;
+        if kept_from == 0 || history.is_empty() || too_little {
+            return Err(CompactError::Nothing);
+        }
+        let prefix_budget = if trigger == Trigger::Recover {
+            0
+        } else {
+            (PREFIX_SHARE * window) as u64
+        };
+        access.sink.emit(AgentEvent::Notice {
+            message: "context: compacting the conversation into a handoff note".into(),
+        });
+        let older = &history[..kept_from];
+        let summary = compact::summarize(
+            access,
+            older,
+            prefix_budget,
+            (TRANSCRIPT_SHARE * window) as u64,
+        )
+        .await;
+        let summary = match summary {
+            Ok(summary) => summary,
+            Err(CompactError::Overflow(_)) => {
+                return Ok(self.drop_oldest(access.sink, history, idle));
+            }
+            Err(error @ (CompactError::Model(_) | CompactError::Empty))
+                if trigger == Trigger::Recover =>
+            {
+                access.sink.emit(AgentEvent::Warning {
+                    message: format!("context: {error}"),
+                });
+                return Ok(self.drop_oldest(access.sink, history, idle));
+            }
+            Err(error) => return Err(error),
+        };
+        let next_is_user = history
+            .get(kept_from)
+            .map_or(idle, |m| m.role == Role::User);
+        let compaction = Compaction {
+            head: compact::head(&summary, next_is_user),
+            kept_from,
+        };
+        let report = self.apply_compaction(history, compaction, true);
+        access.sink.emit(AgentEvent::Notice {
+            message: format!(
+                "context: compacted {} older messages into a handoff note, kept {} verbatim \
+                 (about {} → {} tokens)",
+                report.replaced, report.kept, report.tokens_before, report.tokens_after
+            ),
+        });
+        Ok(report)
+    }
+
+    /// Drops the oldest turns without a summary (last resort), keeping a tail that fits a
+    /// fifth of the window, and says so.
+    fn drop_oldest(
+        &self,
+        sink: &Arc<dyn crate::agent::EventSink>,
+        history: &mut Vec<Message>,
+        idle: bool,
+    ) -> CompactReport {
+        let budget = (TAIL_SHARE * self.window() as f64) as u64;
+        let kept_from = compact::choose_tail(history, budget, !idle);
+        let compaction = compact::dropped(history, kept_from, idle);
+        let report = self.apply_compaction(history, compaction, false);
+        sink.emit(AgentEvent::Warning {
+            message: format!(
+                "context: dropped the oldest {} messages without a summary to fit the context \
+                 window; kept the last {}",
+                report.replaced, report.kept
+            ),
+        });
+        report
+    }
+
+    fn apply_compaction(
+        &self,
+        history: &mut Vec<Message>,
+        compaction: Compaction,
+        summarized: bool,
+    ) -> CompactReport {
+        let tokens_before = estimate_messages(history);
+        let replaced = compaction.kept_from.min(history.len());
+        compaction.apply(history);
+        let report = CompactReport {
+            replaced,
+            kept: history.len() - compaction.head.len(),
+            tokens_before,
+            tokens_after: estimate_messages(history),
+            summarized,
+        };
+        self.record(&HistoryEdit::Compacted(compaction));
+        self.reset();
+        report
+    }
+
+    fn record(&self, edit: &HistoryEdit) {
+        if let Some(recorder) = &self.recorder {
+            recorder(edit);
+        }
+    }
+}
+
+/// What compaction needs, taken from the loop's context.
+fn access<'a>(cx: &'a LoopContext<'a>, cancel: &'a CancelToken) -> ModelAccess<'a> {
+    ModelAccess {
+        client: cx.client,
+        system_prompt: cx.system_prompt,
+        tools: cx.dispatcher.registry.specs(),
+        sink: cx.sink,
+        cancel,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn estimate_uses_the_usage_anchor_then_estimates_the_rest() {
+        let manager = ContextManager::new(ContextSettings::default());
+        let mut history = vec![Message::user("x".repeat(400))];
+        assert_eq!(manager.estimate(&history, 50), 50 + 100 + 4);
+        manager.after_response(
+            1,
+            Some(&Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 20,
+                ..Usage::default()
+            }),
+        );
+        history.push(Message::assistant("answer"));
+        history.push(Message::user("y".repeat(40)));
+        assert_eq!(manager.estimate(&history, 600), 1000 + 20 + 10 + 4);
+        // Placeholder usage far below the plain estimate is not trusted.
+        assert_eq!(manager.estimate(&history, 4000), 4000 + 104 + 6 + 14);
+        manager.reset();
+        assert_eq!(manager.estimate(&history, 0), 104 + 6 + 14);
+    }
+
+    #[test]
+    fn usage_calibrates_later_estimates() {
+        let manager = ContextManager::new(ContextSettings::default());
+        manager.state().pending_estimate = Some(1000);
+        manager.after_response(
+            0,
+            Some(&Usage {
+                prompt_tokens: 1500,
+                ..Usage::default()
+            }),
+        );
+        manager.reset();
+        assert_eq!(manager.estimate(&[], 100), 150);
+    }
+
+    #[test]
+    fn edits_replay() {
+        let mut history = vec![
+            Message::user("a"),
+            Message::assistant("b"),
+            Message::user("c"),
+        ];
+        let edit = HistoryEdit::Compacted(Compaction {
+            head: vec![Message::user("note")],
+            kept_from: 2,
+        });
+        let json = serde_json::to_string(&edit).unwrap_or_default();
+        let back: HistoryEdit =
+            serde_json::from_str(&json).unwrap_or(HistoryEdit::Pruned { stubs: vec![] });
+        back.apply(&mut history);
+        assert_eq!(history, vec![Message::user("note"), Message::user("c")]);
+    }
+}
