@@ -167,7 +167,7 @@ pub async fn run(
             if !nudged && super::verify::needs_run_nudge(super::verify::this_turn(history), &text) {
                 nudged = true;
                 cx.sink.emit(AgentEvent::Notice {
-                    message: "asking the model to run the command it suggested".into(),
+                    message: "asking the model to run it instead of leaving it to you".into(),
                 });
                 push(cx, history, Message::user(super::verify::RUN_IT_YOURSELF));
                 continue;

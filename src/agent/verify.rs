@@ -10,16 +10,20 @@
 //!   `console` block, or a line starting with `$ `) or the user's request asked for something
 //!   to be run (`run`, `execute`, `test`, `build`, `compile`, `verify` as words).
 //!
+//! - or, without any edit: the request asked for something to be run (and is not a question)
+//!   and the answer shows a shell command while no command has succeeded in this turn (the
+//!   model wrote instructions instead of doing the work).
+//!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself. At most once per turn.
 
 use crate::model::{Message, Role};
 
-/// The message sent after an answer that changed files but ran nothing.
-pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nYou changed files but did not run \
-    anything afterwards. Run it yourself now with the bash tool (the program, the tests or the \
-    build the task is about), check the output, and fix any problem. Then give your final \
-    answer.\n</system-reminder>";
+/// The message sent after an answer that left running something to the user.
+pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nDo not leave commands for the user: \
+    run what the task needs yourself now with the bash tool (the program, the tests or the \
+    build), check the output, and fix any problem. Then give your final answer.\n\
+    </system-reminder>";
 
 /// Words in a request that ask for something to be run.
 const RUN_WORDS: &[&str] = &[
@@ -45,7 +49,20 @@ pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
         .first()
         .filter(|m| m.role == Role::User)
         .map_or("", Message::text_content);
-    edited_without_running(turn) && (suggests_command(answer) || asks_to_run(request))
+    let suggests = suggests_command(answer);
+    let asked = asks_to_run(request);
+    let instructs_instead = suggests && asked && !request.trim_end().ends_with('?') && !ran(turn);
+    (edited_without_running(turn) && (suggests || asked)) || instructs_instead
+}
+
+/// Whether any shell command ran in this turn.
+fn ran(turn: &[Message]) -> bool {
+    turn.iter().enumerate().any(|(index, message)| {
+        message
+            .tool_calls
+            .iter()
+            .any(|call| call.name == "bash" && result_of(&turn[index..], &call.id).is_some_and(is_success))
+    })
 }
 
 /// The request names running, testing or building as a word.
@@ -159,5 +176,7 @@ mod tests {
         ];
         assert!(!needs_run_nudge(&failed_edit, SUGGESTION));
         assert!(!needs_run_nudge(&[Message::user("how do I test?")], SUGGESTION));
+        assert!(needs_run_nudge(&[Message::user("run the tests")], SUGGESTION));
+        assert!(!needs_run_nudge(&[Message::user("run the tests")], "All 12 pass."));
     }
 }

@@ -97,7 +97,7 @@ fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
     assert_eq!(requests.len(), 4);
     let nudge = requests[2].messages();
     let last = nudge.last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(last.contains("Run it yourself now with the bash tool"), "{last}");
+    assert!(last.contains("run what the task needs yourself"), "{last}");
     for request in &requests {
         check_request_invariants(&request.body).unwrap();
     }
