@@ -1,19 +1,40 @@
 //! The outer loop at a terminal (SPEC §3.1): read a line, run slash commands or a turn.
+//!
+//! Input: rustyline with persistent history, Alt-Enter or a trailing `\` for a new line, Tab
+//! completion of slash commands and paths ([`crate::ui::input`]). Ctrl-C clears a line with
+//! text; on an empty line it warns once and exits the second time in a row; Ctrl-D on an
+//! empty line exits. During a turn Ctrl-C cancels it (§3.4) and the prompt comes back.
+//!
+//! To add a slash command: a row in [`COMMANDS`] (shown by `/help`, completed with Tab), a
+//! variant of [`Input`] with its arm in [`Input::parse`], and its handling in [`run`].
 
 use std::path::Path;
 
 use rustyline::error::ReadlineError;
-use rustyline::{Cmd, DefaultEditor, KeyCode, KeyEvent, Modifiers};
+use rustyline::history::DefaultHistory;
+use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 
 use crate::agent::{Agent, AgentEvent, TurnOutcome};
 use crate::cancel::CancelToken;
 use crate::exit::Exit;
+use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
+use crate::ui::style::{ColorEnv, Painter};
 
-/// Slash commands of §3.1.
+/// Slash commands of §3.1: name, then what it does (arguments first, in brackets).
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
+    ("/compact", "summarize the conversation to free context"),
+    ("/todos", "show the todo list"),
+    ("/role", "[NAME] show the role, or switch to NAME"),
+    (
+        "/budget",
+        "show what the session has spent against its limits",
+    ),
+    ("/model", "[NAME] show the model, or switch to NAME"),
+    ("/sessions", "list saved sessions of this workspace"),
+    ("/resume", "[ID] continue a saved session"),
 ];
 
 /// A parsed line of input.
@@ -23,6 +44,10 @@ pub enum Input {
     Help,
     Exit,
     Clear,
+    /// `/model` (show) or `/model NAME` (switch).
+    Model(Option<String>),
+    /// A command of [`COMMANDS`] that this build does not handle yet.
+    NotYet(String),
     Unknown(String),
     Empty,
 }
@@ -30,6 +55,7 @@ pub enum Input {
 impl Input {
     /// Parses one (possibly multi-line) input.
     pub fn parse(line: &str) -> Self {
+        let line = &input::join_continuations(line);
         let trimmed = line.trim();
         if trimmed.is_empty() {
             return Self::Empty;
@@ -37,11 +63,19 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, _rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        let (command, rest) = trimmed
+            .split_once(char::is_whitespace)
+            .unwrap_or((trimmed, ""));
+        let argument = Some(rest.trim().to_string()).filter(|a| !a.is_empty());
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
             "/clear" => Self::Clear,
+            "/model" => Self::Model(argument),
+            // Keep this arm last: commands listed in COMMANDS but not handled above.
+            known if COMMANDS.iter().any(|(name, _)| *name == known) => {
+                Self::NotYet(known.to_string())
+            }
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -53,13 +87,19 @@ pub fn help_text() -> String {
     for (name, what) in COMMANDS {
         text.push_str(&format!("  {name:<10} {what}\n"));
     }
-    text.push_str("End a line with \\ or press Alt-Enter for a new line; Ctrl-C interrupts.\n");
+    text.push_str(
+        "Keys: Tab completes commands and paths (@path too); Alt-Enter or a trailing \\ \
+         starts a new line;\n      Ctrl-C interrupts the model or a command, clears the line, \
+         and exits when pressed twice on an empty line; Ctrl-D exits.\n",
+    );
     text
 }
 
 /// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt.
 pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
-    let mut editor = match DefaultEditor::new() {
+    let painter = ColorEnv::from_lookup(|k| agent.config().environment.get(k))
+        .painter(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let mut editor = match editor(agent, painter) {
         Ok(editor) => editor,
         Err(error) => {
             agent.sink().emit(AgentEvent::Error {
@@ -68,11 +108,14 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
             return Exit::Failure;
         }
     };
-    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     let _ = editor.load_history(history_file);
+    agent.sink().emit(AgentEvent::Notice {
+        message: "/help lists commands · Tab completes · Ctrl-C interrupts · Ctrl-D exits".into(),
+    });
+    let prompt = input::prompt(painter);
     let mut interrupts = 0;
     loop {
-        let line = tokio::task::block_in_place(|| read_input(&mut editor));
+        let line = tokio::task::block_in_place(|| editor.readline(&prompt));
         let line = match line {
             Ok(line) => {
                 interrupts = 0;
@@ -83,7 +126,9 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 if interrupts >= 2 {
                     return Exit::Done;
                 }
-                eprintln!("(Ctrl-C again to exit)");
+                agent.sink().emit(AgentEvent::Notice {
+                    message: "press Ctrl-C again to exit (or Ctrl-D)".into(),
+                });
                 continue;
             }
             Err(ReadlineError::Eof) => return Exit::Done,
@@ -110,6 +155,10 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 agent.clear();
                 println!("new conversation");
             }
+            Input::Model(name) => model_command(agent, name),
+            Input::NotYet(name) => agent.sink().emit(AgentEvent::Error {
+                message: format!("`{name}` is not available in this build yet"),
+            }),
             Input::Unknown(name) => {
                 let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
                 agent.sink().emit(AgentEvent::Error {
@@ -121,15 +170,37 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
     }
 }
 
-/// Reads one input, joining lines that end with `\`.
-fn read_input(editor: &mut DefaultEditor) -> Result<String, ReadlineError> {
-    let mut text = editor.readline("› ")?;
-    while text.ends_with('\\') {
-        text.pop();
-        text.push('\n');
-        text.push_str(&editor.readline("  ")?);
-    }
-    Ok(text)
+/// The line editor: history, completion, Alt-Enter for a new line, Ctrl-C that clears.
+fn editor(
+    agent: &Agent,
+    painter: Painter,
+) -> rustyline::Result<Editor<InputHelper, DefaultHistory>> {
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .max_history_size(10_000)?
+        .auto_add_history(false)
+        .build();
+    let mut editor = Editor::with_config(config)?;
+    let base = agent.config().cwd.clone();
+    editor.set_helper(Some(InputHelper::new(COMMANDS, base, painter)));
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent::ctrl('C'),
+        EventHandler::Conditional(Box::new(ClearOrInterrupt)),
+    );
+    Ok(editor)
+}
+
+/// `/model`: shows the model, or switches to `name` for the following requests.
+fn model_command(agent: &mut Agent, name: Option<String>) {
+    let message = match name {
+        None => format!("model: {}", agent.model()),
+        Some(name) => {
+            agent.set_model(&name);
+            format!("model set to {name}")
+        }
+    };
+    agent.sink().emit(AgentEvent::Notice { message });
 }
 
 async fn run_task(agent: &mut Agent, task: &str) {
@@ -146,7 +217,12 @@ async fn run_task(agent: &mut Agent, task: &str) {
     watcher.abort();
     let message = match outcome {
         TurnOutcome::Done { .. } => return,
-        TurnOutcome::Interrupted => "interrupted".to_string(),
+        TurnOutcome::Interrupted => {
+            agent.sink().emit(AgentEvent::Notice {
+                message: "interrupted by user".into(),
+            });
+            return;
+        }
         TurnOutcome::MaxTurns { limit } => {
             format!("stopped after {limit} model calls (--max-turns); say `continue` to go on")
         }
@@ -165,6 +241,37 @@ mod tests {
         assert_eq!(Input::parse("/nope x"), Input::Unknown("/nope".into()));
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
-        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
+        assert_eq!(
+            Input::parse("// comment-like task"),
+            Input::Task("// comment-like task".into())
+        );
+        assert_eq!(Input::parse("/model"), Input::Model(None));
+        assert_eq!(
+            Input::parse("/model  gpt-x "),
+            Input::Model(Some("gpt-x".into()))
+        );
+        assert_eq!(
+            Input::parse("line one\\\nline two"),
+            Input::Task("line one\nline two".into())
+        );
+    }
+
+    #[test]
+    fn help_lists_every_command_of_the_spec() {
+        let help = help_text();
+        for name in [
+            "/help",
+            "/exit",
+            "/clear",
+            "/compact",
+            "/todos",
+            "/role",
+            "/budget",
+            "/model",
+            "/sessions",
+            "/resume",
+        ] {
+            assert!(help.contains(name), "{name} missing from /help");
+        }
     }
 }

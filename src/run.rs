@@ -17,7 +17,10 @@ use crate::permissions::approval::{AlwaysYes, NoTerminal};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::{ExecSettings, SandboxMode};
 use crate::tools::Registry;
+use crate::ui::announce::AnnouncingApprover;
 use crate::ui::approval::TerminalApprover;
+use crate::ui::json::JsonSink;
+use crate::ui::style::ColorEnv;
 use crate::ui::terminal::{Target, TerminalSink};
 
 /// Runs `agent` with `args` (including the program name) and returns the exit code.
@@ -26,7 +29,12 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Done
+            }
+            .into();
         }
     };
     let exit = match cli.command {
@@ -37,7 +45,10 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             Exit::Done
         }
         Some(command) => {
-            fail(&format!("`{}` is not available yet", command_name(&command)));
+            fail(&format!(
+                "`{}` is not available yet",
+                command_name(&command)
+            ));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -104,7 +115,10 @@ fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
+            println!(
+                "  {}: {} — {}{rule}",
+                part.decision, part.command, part.reason
+            );
         }
     }
     Exit::Done
@@ -151,26 +165,25 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Failure;
         }
     };
+    if args.json && matches!(mode, Mode::Interactive) {
+        fail("`--json` needs a task: pass PROMPT or pipe it on stdin");
+        return Exit::Usage;
+    }
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
-            || config.environment.get("TERM") == Some("dumb");
-        let text_target = if interactive || stdout_tty {
-            Target::Stdout
-        } else {
-            Target::Stderr
-        };
-        let activity = if interactive { Target::Stdout } else { Target::Stderr };
-        let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
+        let colors = ColorEnv::from_lookup(|k| config.environment.get(k));
+        let json = config.run.json;
+        let sink = make_sink(json, interactive, stdout_tty, colors);
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
         } else {
-            match TerminalApprover::open(!no_color) {
+            match TerminalApprover::open(colors.allows_color()) {
                 Some(approver) => Arc::new(approver),
                 None => Arc::new(NoTerminal),
             }
         };
+        let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
         let mut agent = match build_agent(config, Arc::clone(&sink), approver) {
             Ok(agent) => agent,
             Err(exit) => return exit,
@@ -180,9 +193,36 @@ fn session(args: &RunArgs) -> Exit {
                 let history = agent.config().agent_home.join("history");
                 crate::repl::run(&mut agent, &history).await
             }
-            Mode::OneShot(task) => crate::oneshot::run(&mut agent, &task, !stdout_tty).await,
+            Mode::OneShot(task) => {
+                crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
+            }
         }
     })
+}
+
+/// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot
+/// keeps stdout for the final answer (streamed there only when it is a terminal) and sends
+/// the rest to stderr (§3.3).
+fn make_sink(
+    json: bool,
+    interactive: bool,
+    stdout_tty: bool,
+    colors: ColorEnv,
+) -> Arc<dyn EventSink> {
+    if json {
+        return Arc::new(JsonSink::stdout());
+    }
+    let text_target = if interactive || stdout_tty {
+        Target::Stdout
+    } else {
+        Target::Stderr
+    };
+    let activity = if interactive {
+        Target::Stdout
+    } else {
+        Target::Stderr
+    };
+    Arc::new(TerminalSink::new(text_target, activity, colors))
 }
 
 fn build_agent(
@@ -230,7 +270,11 @@ fn sandbox_line(exec: &ExecSettings) -> String {
         SandboxMode::ReadOnly => "read-only",
         SandboxMode::Off => "off",
     };
-    let network = if exec.network { "network on" } else { "network off" };
+    let network = if exec.network {
+        "network on"
+    } else {
+        "network off"
+    };
     format!("sandbox {mode}, {network}")
 }
 
@@ -264,10 +308,16 @@ pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigErro
     let secs = std::time::Duration::from_secs;
     Ok(ProviderSettings {
         headers: section.headers.clone(),
-        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
-        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
+        connect_timeout: section
+            .connect_timeout_secs
+            .map_or(defaults.connect_timeout, secs),
+        idle_timeout: section
+            .idle_timeout_secs
+            .map_or(defaults.idle_timeout, secs),
         max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
+        max_retry_wait: section
+            .max_retry_wait_secs
+            .map_or(defaults.max_retry_wait, secs),
         text_tool_calls,
         stream: section.stream.unwrap_or(true),
         extra_body,

@@ -103,6 +103,16 @@ impl Agent {
         &self.sink
     }
 
+    /// The model requests go to.
+    pub fn model(&self) -> &str {
+        &self.client.endpoint().model
+    }
+
+    /// Sends the following requests to `model` (`/model NAME`).
+    pub fn set_model(&mut self, model: &str) {
+        self.client.set_model(model);
+    }
+
     /// Starts a new conversation (`/clear`).
     pub fn clear(&mut self) {
         self.history.clear();
