@@ -112,10 +112,9 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
     agent.sink().emit(AgentEvent::Notice {
         message: "/help lists commands · Tab completes · Ctrl-C interrupts · Ctrl-D exits".into(),
     });
-    let prompt = input::prompt(painter);
     let mut interrupts = 0;
     loop {
-        let line = tokio::task::block_in_place(|| editor.readline(&prompt));
+        let line = tokio::task::block_in_place(|| editor.readline(input::PROMPT));
         let line = match line {
             Ok(line) => {
                 interrupts = 0;

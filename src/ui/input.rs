@@ -17,7 +17,7 @@ use rustyline::{
     Cmd, ConditionalEventHandler, Context, Event, EventContext, Helper, Movement, RepeatCount,
 };
 
-use super::style::{Painter, Style};
+use super::style::{Color, Painter, Style};
 use super::theme;
 
 /// Most path candidates listed at once.
@@ -139,6 +139,19 @@ impl Hinter for InputHelper {
 }
 
 impl Highlighter for InputHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        match prompt.strip_suffix(' ') {
+            Some(symbol) if !self.painter.is_plain() => {
+                Cow::Owned(self.painter.paint(Style::fg(Color::Cyan).bold(), symbol) + " ")
+            }
+            _ => Cow::Borrowed(prompt),
+        }
+    }
+
     fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
         if self.painter.is_plain() {
             Cow::Borrowed(hint)
@@ -184,10 +197,8 @@ pub fn join_continuations(input: &str) -> String {
     input.replace("\\\r\n", "\n").replace("\\\n", "\n")
 }
 
-/// Paints the prompt symbol.
-pub fn prompt(painter: Painter) -> String {
-    painter.paint(Style::fg(super::style::Color::Cyan).bold(), "›") + " "
-}
+/// The prompt (coloured by [`InputHelper`] when colour is on).
+pub const PROMPT: &str = "› ";
 
 #[cfg(test)]
 mod tests {

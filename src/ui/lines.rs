@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::style::Painter;
+use super::visible::escape_invisible;
 use super::{text, theme};
 use crate::model::Usage;
 
@@ -17,9 +18,9 @@ const SHOW_DURATION: Duration = Duration::from_secs(1);
 
 /// `● bash  cargo test`: the call's key argument, first line only, fitted to `width`.
 pub fn tool_line(tool: &str, summary: &str, painter: Painter, width: usize) -> String {
-    let cleaned = text::clean(summary, 1);
-    let mut lines = cleaned.lines().filter(|l| !l.trim().is_empty());
-    let mut subject = lines.next().unwrap_or("").trim().to_string();
+    let mut lines = summary.lines().filter(|l| !l.trim().is_empty());
+    // What runs is shown exactly: invisible and control characters as `\u....` escapes.
+    let mut subject = escape_invisible(lines.next().unwrap_or("").trim());
     if lines.next().is_some() {
         subject.push_str(" …");
     }
@@ -31,7 +32,7 @@ pub fn tool_line(tool: &str, summary: &str, painter: Painter, width: usize) -> S
     )
 }
 
-/// The first [`PREVIEW_LINES`] lines of a result, dimmed (red when `ok` is false), fitted to
+/// The first [`PREVIEW_LINES`] non-blank lines of a result, dimmed (red when `ok` is false), fitted to
 /// `width`, with a `… +N lines` note and the duration when the call took a second or more.
 pub fn preview(
     output: &str,
@@ -41,7 +42,8 @@ pub fn preview(
     width: usize,
 ) -> String {
     let cleaned = text::clean(output, 4);
-    let lines: Vec<&str> = cleaned.trim_end().lines().collect();
+    // Blank lines carry no information in a four-line preview.
+    let lines: Vec<&str> = cleaned.lines().filter(|l| !l.trim().is_empty()).collect();
     let style = if ok { theme::SECONDARY } else { theme::FAILED };
     let mut out = String::new();
     let shown = if lines.is_empty() {
@@ -96,9 +98,14 @@ pub fn usage_line(
         None => parts.push("usage not reported".to_string()),
     }
     if let Some(tokens) = context_tokens.filter(|_| context_window > 0) {
+        let percent = tokens.saturating_mul(100) / context_window;
+        let percent = if percent == 0 && tokens > 0 {
+            "<1".to_string()
+        } else {
+            percent.to_string()
+        };
         parts.push(format!(
-            "context {}% of {}",
-            tokens.saturating_mul(100) / context_window,
+            "context {percent}% of {}",
             text::compact_number(context_window)
         ));
     }

@@ -55,7 +55,7 @@ pub struct MarkdownStream {
 
 enum Block {
     Text,
-    Code(Fence),
+    Code(Box<Fence>),
     Table(Vec<String>),
 }
 
@@ -96,7 +96,16 @@ enum LineKind {
 }
 
 impl LineKind {
-    /// Where the inline content starts, for kinds whose content streams.
+    /// Where the inline content starts, for kinds whose content streams before the line
+    /// ends (headings are short and may end with closing `#`s: they wait for the newline).
+    fn streaming_start(&self) -> Option<usize> {
+        match self {
+            LineKind::Heading { .. } => None,
+            other => other.content_start(),
+        }
+    }
+
+    /// Where the inline content starts.
     fn content_start(&self) -> Option<usize> {
         match self {
             LineKind::Heading { start, .. }
@@ -217,12 +226,12 @@ impl MarkdownStream {
                 lang,
             } => {
                 let code = CodeHighlighter::new(&lang, self.painter);
-                self.block = Block::Code(Fence {
+                self.block = Block::Code(Box::new(Fence {
                     marker,
                     len,
                     indent,
                     code,
-                });
+                }));
             }
             LineKind::Rule => {
                 let width = if self.width == 0 {
@@ -258,7 +267,7 @@ impl MarkdownStream {
             let Some(kind) = classify(&self.line, false) else {
                 return;
             };
-            let Some(start) = kind.content_start() else {
+            let Some(start) = kind.streaming_start() else {
                 self.held = true;
                 return;
             };

@@ -84,6 +84,8 @@ struct Screen {
     /// Something was printed in this turn: the next block starts after a blank line.
     gap_pending: bool,
     waiting: Option<Waiting>,
+    /// When the running tool started (after its approval, if it needed one).
+    tool_started: Option<Instant>,
     spinner_enabled: bool,
     spinner_drawn: bool,
 }
@@ -142,6 +144,7 @@ impl TerminalSink {
                 in_reasoning: false,
                 gap_pending: false,
                 waiting: None,
+                tool_started: None,
                 spinner_enabled: false,
                 spinner_drawn: false,
             })),
@@ -253,6 +256,7 @@ impl Screen {
                 let width = self.width();
                 let stream = self.activity();
                 stream.write(&lines::tool_line(&tool, &summary, stream.painter, width));
+                self.tool_started = Some(Instant::now());
                 self.wait("running");
             }
             AgentEvent::ApprovalRequested { .. } => {
@@ -262,6 +266,7 @@ impl Screen {
             }
             AgentEvent::ApprovalAnswered { approved, .. } => {
                 if approved {
+                    self.tool_started = Some(Instant::now());
                     self.wait("running");
                 }
             }
@@ -307,7 +312,8 @@ impl Screen {
                 self.notice(&line, theme::SECONDARY);
             }
             AgentEvent::TurnStarted { .. } => {
-                self.gap_pending = false;
+                // A blank line between the user's input and the first output.
+                self.gap_pending = true;
                 self.wait("thinking");
             }
             AgentEvent::TurnCompleted {
@@ -390,6 +396,11 @@ impl Screen {
         display: Option<&ToolDisplay>,
         duration: Duration,
     ) {
+        // The time the user spent on an approval is not the tool's.
+        let duration = self
+            .tool_started
+            .take()
+            .map_or(duration, |started| duration.min(started.elapsed()));
         let width = self.width();
         let stream = self.activity();
         let painter = stream.painter;

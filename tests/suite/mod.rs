@@ -1,2 +1,4 @@
 mod cli;
+mod pty;
 mod turn_loop;
+mod ui;
