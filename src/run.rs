@@ -39,11 +39,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
-        Some(Command::Completions { shell }) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
-            Exit::Done
-        }
+        Some(Command::Completions { shell }) => completions(shell),
         Some(command) => {
             fail(&format!(
                 "`{}` is not available yet",
@@ -54,6 +50,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         None => session(&cli.run),
     };
     exit.into()
+}
+
+/// Writes the completion script for `shell` to stdout (a closed pipe is not an error).
+fn completions(shell: clap_complete::Shell) -> Exit {
+    use std::io::Write;
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "agent", &mut script);
+    let _ = std::io::stdout().write_all(&script);
+    Exit::Done
 }
 
 fn command_name(command: &Command) -> &'static str {

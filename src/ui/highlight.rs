@@ -33,13 +33,14 @@ fn assets() -> Option<&'static Assets> {
         .as_ref()
 }
 
-/// Loads the grammars on a background thread.
+/// Loads the grammars on a background thread (once).
 pub fn warm_up() {
-    if ASSETS.get().is_none() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
         std::thread::spawn(|| {
             let _ = assets();
         });
-    }
+    });
 }
 
 /// Highlights the lines of one code block in order (the grammar state carries over lines).
@@ -50,12 +51,26 @@ pub struct CodeHighlighter {
 
 impl CodeHighlighter {
     /// For the fence's info string `lang` (`rust`, `py`, `sh`, ...); unknown or empty
-    /// languages and plain mode give unhighlighted text.
+    /// languages and plain mode give unhighlighted text. Waits for the grammars to load.
     pub fn new(lang: &str, painter: Painter) -> Self {
+        Self::with_assets(lang, painter, assets())
+    }
+
+    /// Like [`CodeHighlighter::new`], but never waits: while the grammars are still loading
+    /// the block is shown unhighlighted (so a chunk is never held up by the loading).
+    pub fn if_ready(lang: &str, painter: Painter) -> Self {
+        let ready = ASSETS.get().and_then(Option::as_ref);
+        if ready.is_none() {
+            warm_up();
+        }
+        Self::with_assets(lang, painter, ready)
+    }
+
+    fn with_assets(lang: &str, painter: Painter, assets: Option<&'static Assets>) -> Self {
         let state = if painter.is_plain() || lang.is_empty() {
             None
         } else {
-            assets().and_then(|assets| {
+            assets.and_then(|assets| {
                 let syntax = assets
                     .syntaxes
                     .find_syntax_by_token(lang)

@@ -51,6 +51,8 @@ pub struct MarkdownStream {
     wrap: Wrapper,
     /// The last line printed was blank (or nothing was printed yet).
     last_blank: bool,
+    /// Code blocks wait for the grammars to load (false: shown plain until they are).
+    wait_for_grammars: bool,
 }
 
 enum Block {
@@ -138,7 +140,15 @@ impl MarkdownStream {
             block: Block::Text,
             wrap: Wrapper::default(),
             last_blank: true,
+            wait_for_grammars: true,
         }
+    }
+
+    /// Never waits for the highlighting grammars: a code block that starts while they are
+    /// still loading is shown without colours (live output must not stall).
+    pub fn without_waiting(mut self) -> Self {
+        self.wait_for_grammars = false;
+        self
     }
 
     /// Changes the width for lines started from now on (the terminal was resized).
@@ -225,7 +235,11 @@ impl MarkdownStream {
                 indent,
                 lang,
             } => {
-                let code = CodeHighlighter::new(&lang, self.painter);
+                let code = if self.wait_for_grammars {
+                    CodeHighlighter::new(&lang, self.painter)
+                } else {
+                    CodeHighlighter::if_ready(&lang, self.painter)
+                };
                 self.block = Block::Code(Box::new(Fence {
                     marker,
                     len,

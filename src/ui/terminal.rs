@@ -101,14 +101,19 @@ impl TerminalSink {
     pub fn new(text: Target, activity: Target, env: ColorEnv) -> Self {
         let (text_out, text_tty) = open(text);
         let activity_out = (activity != text).then(|| open(activity));
+        let activity_tty = activity_out.as_ref().map_or(text_tty, |(_, tty)| *tty);
         let text_painter = env.painter(text_tty);
-        let activity_painter = activity_out
-            .as_ref()
-            .map_or(text_painter, |(_, tty)| env.painter(*tty));
+        let activity_painter = env.painter(activity_tty);
+        // Lines are fitted to the terminal; a pipe or file gets them whole.
+        let width = if activity_tty {
+            Width::Terminal
+        } else {
+            Width::Fixed(0)
+        };
         let sink = Self::with_writers(
             (text_out, text_painter),
             activity_out.map(|(out, _)| (out, activity_painter)),
-            Width::Terminal,
+            width,
         );
         if !activity_painter.is_plain() {
             sink.enable_spinner();
@@ -132,7 +137,7 @@ impl TerminalSink {
             mid_line: false,
         };
         let text = stream(text);
-        let markdown = MarkdownStream::new(text.painter, 0);
+        let markdown = MarkdownStream::new(text.painter, 0).without_waiting();
         Self {
             screen: Arc::new(Mutex::new(Screen {
                 text,
@@ -229,7 +234,6 @@ impl Screen {
     fn width(&mut self) -> usize {
         match self.width {
             Width::Fixed(width) => width,
-            Width::Terminal if self.text.painter.is_plain() => 0,
             Width::Terminal => {
                 let (width, at) = self.cached_width;
                 if at.is_none_or(|at| at.elapsed() > WIDTH_REFRESH) {

@@ -205,6 +205,50 @@ fn ctrl_c_during_a_tool_kills_it_and_returns_to_the_prompt() {
 }
 
 #[test]
+fn ctrl_c_at_the_approval_prompt_declines_and_interrupts() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            r#"{"command": "touch never.txt"}"#,
+        )),
+        Reply::Sse(text_events(&["fine"])),
+    ]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("make a file\r");
+    pty.expect("allow?", WAIT);
+    let pressed = Instant::now();
+    pty.ctrl('c');
+    pty.expect("interrupted by user", Duration::from_secs(1));
+    pty.expect("›", Duration::from_secs(1));
+    assert!(pressed.elapsed() < Duration::from_secs(1));
+    assert!(!pty.env.workspace.join("never.txt").exists());
+
+    pty.send("ok?\r");
+    pty.expect("fine", WAIT);
+    pty.ctrl('d');
+    assert_eq!(pty.exit_code(), 0);
+    let requests = server.chat_requests();
+    check_request_invariants(&requests[1].body).unwrap();
+    let messages = requests[1].messages();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("tool message");
+    assert_eq!(tool["content"], "The user denied this tool call.");
+}
+
+#[test]
+fn json_needs_a_task() {
+    let server = MockServer::start(vec![]);
+    let mut pty = Pty::start(&server, &["--json"], &[]);
+    let (code, output) = pty.exit_code_with_log();
+    assert_eq!(code, 2, "{output}");
+    assert!(output.contains("`--json` needs a task"), "{output}");
+}
+
+#[test]
 fn ctrl_c_while_streaming_cancels_the_request() {
     let first = json!({"choices": [{"index": 0, "delta": {"content": "Streaming slowly "}}]});
     let server = MockServer::start(vec![
@@ -298,7 +342,7 @@ fn no_color_means_no_escape_codes() {
 
 impl Pty {
     /// Like [`Pty::exit_code`], also returning everything the process wrote.
-    fn exit_code_with_log(mut self) -> (i32, String) {
+    fn exit_code_with_log(&mut self) -> (i32, String) {
         self.session.set_expect_timeout(Some(WAIT));
         if let Ok(found) = self.session.expect(expectrl::Eof) {
             self.log

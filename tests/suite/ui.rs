@@ -415,3 +415,144 @@ fn json_lines_parse_and_keep_field_names() {
     values[0]["version"] = "[version]".into();
     insta::assert_json_snapshot!(values);
 }
+
+mod binary {
+    //! The binary end to end: `--json` on stdout, help, version and completions.
+
+    use serde_json::Value;
+
+    use crate::support::env::texts;
+    use crate::support::sse::{text_events, tool_events};
+    use crate::support::{MockServer, Reply, TestEnv};
+
+    fn json_lines(stdout: &str) -> Vec<Value> {
+        stdout
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn json_mode_prints_only_json_events() {
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events(
+                "call_1",
+                "bash",
+                r#"{"command": "echo from-tool"}"#,
+            )),
+            Reply::Sse(text_events(&["All ", "done."])),
+        ]);
+        let env = TestEnv::with_server(&server);
+        let output = env.run(&["--json", "say hi"]);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let events = json_lines(&stdout);
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            vec![
+                "session.started",
+                "turn.started",
+                "message.completed",
+                "tool.started",
+                "tool.finished",
+                "message.delta",
+                "message.delta",
+                "message.completed",
+                "turn.completed",
+            ]
+        );
+        assert_eq!(events[0]["model"], "mock-model");
+        assert_eq!(events[1]["input"], "say hi");
+        assert_eq!(events[3]["tool"], "bash");
+        assert_eq!(events[3]["summary"], "echo from-tool");
+        assert_eq!(events[4]["ok"], true);
+        assert_eq!(events[4]["output"], "from-tool\n");
+        assert!(events[4]["duration_ms"].is_u64());
+        assert_eq!(events[7]["text"], "All done.");
+        assert_eq!(events[8]["usage"]["prompt_tokens"], 20);
+        assert_eq!(events[8]["usage"]["completion_tokens"], 10);
+        assert_eq!(events[8]["model_calls"], 2);
+    }
+
+    #[test]
+    fn json_mode_reports_approvals_and_errors() {
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events(
+                "call_1",
+                "bash",
+                r#"{"command": "touch made.txt"}"#,
+            )),
+            Reply::error(401, "bad key"),
+        ]);
+        let env = TestEnv::with_server(&server);
+        let output = env.run(&["--json", "--yes", "make a file"]);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        let events = json_lines(&stdout);
+        let find = |kind: &str| {
+            events
+                .iter()
+                .find(|e| e["type"] == kind)
+                .unwrap_or_else(|| panic!("no {kind} in {stdout}"))
+        };
+        let asked = find("approval.requested");
+        assert_eq!(asked["subject"], "touch made.txt");
+        assert!(asked["reason"].is_string() && asked.get("rule").is_some());
+        assert_eq!(find("approval.answered")["answer"], "yes");
+        assert!(
+            find("error")["message"]
+                .as_str()
+                .unwrap()
+                .contains("bad key")
+        );
+        assert!(env.workspace.join("made.txt").exists());
+    }
+
+    #[test]
+    fn text_mode_pipes_are_plain() {
+        let server = MockServer::start(vec![Reply::Sse(text_events(&["# Title\n\n**bold**"]))]);
+        let mut env = TestEnv::with_server(&server);
+        env.var("NO_COLOR", "");
+        let output = env.run(&["hello"]);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(stdout, "# Title\n\n**bold**\n");
+        assert!(!stderr.contains('\x1b'), "{stderr:?}");
+        assert!(stderr.contains("10 in · 5 out"), "{stderr}");
+    }
+
+    #[test]
+    fn help_version_and_completions() {
+        let env = TestEnv::new();
+        let output = env.run(&["--help"]);
+        let (stdout, _) = texts(&output);
+        assert_eq!(output.status.code(), Some(0));
+        for needle in [
+            "Usage: agent [OPTIONS] [PROMPT]",
+            "--json",
+            "Examples:",
+            "Exit codes:",
+        ] {
+            assert!(stdout.contains(needle), "{needle} missing from --help");
+        }
+        let output = env.run(&["--version"]);
+        assert_eq!(
+            texts(&output).0,
+            format!("agent {}\n", env!("CARGO_PKG_VERSION"))
+        );
+        for (shell, marker) in [
+            ("bash", "complete -F"),
+            ("zsh", "#compdef agent"),
+            ("fish", "complete -c agent"),
+        ] {
+            let output = env.run(&["completions", shell]);
+            assert_eq!(output.status.code(), Some(0), "{shell}");
+            assert!(
+                texts(&output).0.contains(marker),
+                "{shell} completion lacks {marker}"
+            );
+        }
+    }
+}
