@@ -17,6 +17,9 @@ pub struct Span {
     pub style: Style,
 }
 
+/// Parsed in front of a line's content so that it never starts a block.
+const LEAD: &str = "x ";
+
 /// The spans of `line` (no newline in it), each style merged over `base`.
 pub fn spans(line: &str, base: Style) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::new();
@@ -24,7 +27,19 @@ pub fn spans(line: &str, base: Style) -> Vec<Span> {
     // Where each open link's text starts in `out`, and its URL.
     let mut links: Vec<(usize, String)> = Vec::new();
     let current = |stack: &[Style]| stack.last().copied().unwrap_or(base);
-    for event in Parser::new_ext(line.trim_start(), Options::ENABLE_STRIKETHROUGH) {
+    // The content is never at the start of a block: `* 4` mid-line is not a list item. Parse
+    // it after an inert word and drop that word again.
+    let source = format!("{LEAD}{}", line.trim_start());
+    let mut skip = LEAD.len();
+    for event in Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH) {
+        let event = match event {
+            Event::Text(text) if skip > 0 => {
+                let cut = skip.min(text.len());
+                skip -= cut;
+                Event::Text(text[cut..].to_string().into())
+            }
+            other => other,
+        };
         match event {
             Event::Start(tag) => {
                 let style = match tag {
@@ -78,6 +93,95 @@ pub fn spans(line: &str, base: Style) -> Vec<Span> {
         }
     }
     out
+}
+
+/// Bytes of the longest prefix of `text` that ends just after whitespace and in which every
+/// inline construct that opened has closed: code spans, `*`/`_`/`~` delimiter runs (a run
+/// that can open adds to the open count, one that can close takes from it; `_` inside a word
+/// and delimiters between spaces count for nothing), `[...]` with its `(...)`, `<...>`, and no
+/// dangling `\`. Such a prefix renders the same alone as at the start of its line, so it can
+/// be shown before the line ends. 0 when there is none.
+pub fn settled_prefix(text: &str) -> usize {
+    let mut settled = 0;
+    let mut code_run = 0usize; // length of the backtick run that opened a code span
+    let mut open = [0usize; 3]; // open `*`, `_`, `~` delimiters
+    let (mut brackets, mut parens, mut angle) = (0usize, 0usize, false);
+    let mut previous = ' ';
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if code_run > 0 {
+            if c == '`' {
+                let run = 1 + count_run(&mut chars, '`');
+                if run == code_run {
+                    code_run = 0;
+                }
+            }
+            previous = c;
+            continue;
+        }
+        let next = chars.peek().map_or(' ', |(_, n)| *n);
+        match c {
+            '\\' => {
+                if chars.next().is_none() {
+                    return settled;
+                }
+            }
+            '`' => code_run = 1 + count_run(&mut chars, '`'),
+            '*' | '_' | '~' => {
+                let run = 1 + count_run(&mut chars, c);
+                let after = chars.peek().map_or(' ', |(_, n)| *n);
+                let slot = match c {
+                    '*' => 0,
+                    '_' => 1,
+                    _ => 2,
+                };
+                delimiter_run(&mut open[slot], run, previous, after, c == '_');
+            }
+            '[' => brackets += 1,
+            ']' if brackets > 0 => {
+                brackets -= 1;
+                if next == '(' {
+                    parens += 1;
+                    chars.next();
+                }
+            }
+            ')' if parens > 0 => parens -= 1,
+            '<' if next.is_ascii_alphabetic() || next == '/' => angle = true,
+            '>' => angle = false,
+            c if c.is_whitespace() => {
+                if open == [0; 3] && brackets == 0 && parens == 0 && !angle {
+                    settled = i + c.len_utf8();
+                }
+            }
+            _ => {}
+        }
+        previous = c;
+    }
+    settled
+}
+
+/// Consumes the rest of a run of `c`; returns how many more there were.
+fn count_run(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>, c: char) -> usize {
+    let mut more = 0;
+    while chars.next_if(|(_, n)| *n == c).is_some() {
+        more += 1;
+    }
+    more
+}
+
+/// Updates the open count of one delimiter kind for a run of `run` characters between
+/// `before` and `after` (CommonMark's flanking rules, simplified).
+fn delimiter_run(open: &mut usize, run: usize, before: char, after: char, underscore: bool) {
+    let can_open = !after.is_whitespace();
+    let can_close = !before.is_whitespace();
+    if underscore && before.is_alphanumeric() && after.is_alphanumeric() {
+        return;
+    }
+    if can_close && *open > 0 {
+        *open = open.saturating_sub(run);
+    } else if can_open {
+        *open += run;
+    }
 }
 
 /// After a link's text: ` (url)` unless the text already is the URL.
@@ -134,6 +238,36 @@ mod tests {
             "unclosed `code and *star"
         );
         assert_eq!(plain("snake_case_name"), "snake_case_name");
+        assert_eq!(plain("* 4 = 12"), "* 4 = 12");
+        assert_eq!(
+            plain("1. not a list, # not a heading"),
+            "1. not a list, # not a heading"
+        );
+        assert_eq!(plain("    not code"), "not code");
+    }
+
+    #[test]
+    fn settled_prefixes() {
+        let cases = [
+            ("plain words here", "plain words "),
+            ("a `b c` d", "a `b c` "),
+            ("a `b c", "a "),
+            ("a ``x ` y`` z", "a ``x ` y`` "),
+            ("**bold** and *it", "**bold** and "),
+            ("snake_case_name and _em", "snake_case_name and "),
+            (
+                "see [docs](https://x.io) then [open",
+                "see [docs](https://x.io) then ",
+            ),
+            ("see [docs](https://x y) z", "see [docs](https://x y) "),
+            ("a <b>tag</b> c", "a <b>tag</b> "),
+            ("3 < 4 and", "3 < 4 "),
+            ("~~gone~~ ok ~~x", "~~gone~~ ok "),
+            ("trailing\\", ""),
+        ];
+        for (text, settled) in cases {
+            assert_eq!(&text[..settled_prefix(text)], settled, "{text:?}");
+        }
     }
 
     #[test]

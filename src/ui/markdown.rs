@@ -5,12 +5,11 @@
 //! - Each source line is classified on its own (heading, list item, quote, rule, fence,
 //!   table row, paragraph) as soon as its first characters decide the kind; a complete line
 //!   is rendered at once.
-//! - Within a heading, list item, quote or paragraph line, words are printed while the line is
-//!   still arriving, up to the last whitespace, as long as no character that could open inline
-//!   markup (`` ` * _ [ < \ ~ & ``) has appeared on the line; from such a character on, the
-//!   rest of the line waits for its newline and is rendered with pulldown-cmark. Printing stops
-//!   at whitespace, so the held part always starts a word and parses the same alone as in
-//!   context.
+//! - Within a list item, quote or paragraph line, words are printed while the line is still
+//!   arriving: up to the last whitespace at which every inline construct that opened (code
+//!   span, emphasis, link, `<tag>`) has closed ([`inline::settled_prefix`]), rendered with
+//!   pulldown-cmark. Printing stops at whitespace, so the rest always starts a word and parses
+//!   the same alone as in context. Headings (short) wait for their newline.
 //! - Fenced code is printed line by line, highlighted (syntect keeps state across lines).
 //! - Tables wait for their last row, to align the columns; one too wide for the terminal is
 //!   printed as its source lines.
@@ -28,8 +27,11 @@ use super::theme;
 use super::wrap::Wrapper;
 use super::{table, text};
 
-/// Characters that may open inline markup; a line holds back from the first one.
+/// Characters that may open inline markup: text without them is printed as it is.
 const SPECIAL: &[char] = &['`', '*', '_', '[', '<', '\\', '~', '&'];
+/// Bytes of a line that may wait for an inline construct to close before the line is held
+/// whole until its newline (bounds rescanning to linear time).
+const MAX_UNSETTLED: usize = 4096;
 /// Width of rules and code indentation.
 const MAX_RULE: usize = 80;
 const CODE_INDENT: &str = "  ";
@@ -295,15 +297,23 @@ impl MarkdownStream {
             .as_ref()
             .map_or(Style::default(), LineKind::base_style);
         let candidate = &self.line[self.streamed..];
-        let limit = candidate.find(SPECIAL);
-        let safe = &candidate[..limit.unwrap_or(candidate.len())];
-        if let Some(space) = safe.rfind(char::is_whitespace) {
-            let end = space + safe[space..].chars().next().map_or(1, char::len_utf8);
+        let end = inline::settled_prefix(candidate);
+        if end > 0 {
             let piece = &candidate[..end];
-            self.wrap.push(out, self.painter, piece, base);
+            if piece.contains(SPECIAL) {
+                for span in inline::spans(piece, base) {
+                    self.wrap.push(out, self.painter, &span.text, span.style);
+                }
+                // The parser drops the trailing whitespace; it still ends a word.
+                self.wrap.push(out, self.painter, " ", base);
+            } else {
+                self.wrap.push(out, self.painter, piece, base);
+            }
             self.streamed += end;
+        } else if candidate.len() > MAX_UNSETTLED {
+            // An unclosed construct on a very long line: stop rescanning until the newline.
+            self.held = true;
         }
-        self.held = limit.is_some();
     }
 
     /// Starts an output line for `kind`: its prefix now, its continuation for wrapped lines.

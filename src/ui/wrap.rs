@@ -3,7 +3,8 @@
 //! Text arrives in pieces (streaming); the wrapper keeps the column, buffers the word being
 //! built (which may span several styled pieces, as in `**bold**,`) and breaks the line before
 //! a word that would not fit, starting continuation lines with a prefix (list indentation,
-//! a quote bar). A word wider than the whole line is written as is and left to the terminal.
+//! a quote bar). A word as wide as the whole line is written as soon as it is that wide and
+//! left to the terminal to wrap.
 //! Width 0 means no wrapping.
 
 use super::style::{Painter, Style};
@@ -23,6 +24,8 @@ pub struct Wrapper {
     space: bool,
     /// A word was written on this line (leading whitespace is dropped).
     has_word: bool,
+    /// The word being written is wider than the line and was partly written already.
+    long_word: bool,
     in_line: bool,
 }
 
@@ -45,6 +48,7 @@ impl Wrapper {
         self.word_width = 0;
         self.space = false;
         self.has_word = false;
+        self.long_word = false;
         self.in_line = true;
     }
 
@@ -63,12 +67,19 @@ impl Wrapper {
                 painter.paint_into(&mut self.word, style, word);
                 self.word_width += text::width(word);
                 rest = &rest[split..];
+                // A word as wide as the line is shown now (a long URL must not wait for its
+                // end); the rest of it follows on the same line, left to the terminal.
+                if self.width > 0 && self.word_width >= self.width {
+                    self.flush_word(out);
+                    self.long_word = true;
+                }
             }
             let spaces = rest
                 .find(|c: char| !c.is_whitespace())
                 .unwrap_or(rest.len());
             if spaces > 0 {
                 self.flush_word(out);
+                self.long_word = false;
                 if self.has_word {
                     self.space = true;
                 }
@@ -80,6 +91,7 @@ impl Wrapper {
     /// Ends the line (writes the pending word and a newline).
     pub fn end(&mut self, out: &mut String) {
         self.flush_word(out);
+        self.long_word = false;
         out.push('\n');
         self.col = 0;
         self.in_line = false;
@@ -92,7 +104,12 @@ impl Wrapper {
             return;
         }
         let gap = usize::from(self.space);
-        if self.width > 0
+        // The rest of a long word already started goes on with no break and no space.
+        if self.long_word {
+            self.space = false;
+        }
+        if !self.long_word
+            && self.width > 0
             && self.has_word
             && self.col + gap + self.word_width > self.width
             && self.col > self.continuation_width
@@ -146,7 +163,8 @@ mod tests {
     }
 
     #[test]
-    fn long_word_is_left_whole() {
+    fn long_word_is_cut_at_the_width() {
         assert_eq!(wrap(6, &["abcdefghij k"]), "- abcdefghij\n  k\n");
+        assert_eq!(wrap(6, &["abc", "defgh", "ij k"]), "- abcdefghij\n  k\n");
     }
 }
