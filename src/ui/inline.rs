@@ -122,9 +122,12 @@ pub fn settled_prefix(text: &str) -> usize {
         let next = chars.peek().map_or(' ', |(_, n)| *n);
         match c {
             '\\' => {
-                if chars.next().is_none() {
+                // The escaped character is taken as it is.
+                let Some((_, escaped)) = chars.next() else {
                     return settled;
-                }
+                };
+                previous = escaped;
+                continue;
             }
             '`' => code_run = 1 + count_run(&mut chars, '`'),
             '*' | '_' | '~' => {
@@ -148,10 +151,8 @@ pub fn settled_prefix(text: &str) -> usize {
             ')' if parens > 0 => parens -= 1,
             '<' if next.is_ascii_alphabetic() || next == '/' => angle = true,
             '>' => angle = false,
-            c if c.is_whitespace() => {
-                if open == [0; 3] && brackets == 0 && parens == 0 && !angle {
-                    settled = i + c.len_utf8();
-                }
+            c if c.is_whitespace() && open == [0; 3] && brackets == 0 && parens == 0 && !angle => {
+                settled = i + c.len_utf8();
             }
             _ => {}
         }
