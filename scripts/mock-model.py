@@ -2,13 +2,14 @@
 """A scripted OpenAI-compatible chat-completions server on loopback, for demos and for
 watching the terminal UI by hand (tmux, a pty) without a real model.
 
-Usage: scripts/mock-model.py SCRIPT.json [--port 8765] [--tokens-per-second 60]
+Usage: scripts/mock-model.py SCRIPT.json [--port 8765] [--tokens-per-second 60] [--timing FILE]
 
 SCRIPT.json is a list of replies, served in order, one per POST /v1/chat/completions:
   {"text": "markdown answer"}                                  streamed in ~4-character tokens
   {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}], "text": "optional"}
 After the script runs out every request gets a short text answer saying so.
-Each request's messages are appended to SCRIPT.json.log (one JSON line per request).
+Each request's messages are appended to SCRIPT.json.log (one JSON line per request); with
+--timing, "start <unix time>" and "end <unix time>" lines for each streamed reply go to FILE.
 Point agent at it with BASE_URL=http://127.0.0.1:PORT/v1 MODEL=mock.
 """
 import argparse
@@ -17,7 +18,13 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-STATE = {"replies": [], "next": 0, "delay": 1 / 60, "log": None}
+STATE = {"replies": [], "next": 0, "delay": 1 / 60, "log": None, "timing": None}
+
+
+def timing(event):
+    if STATE["timing"]:
+        with open(STATE["timing"], "a") as f:
+            f.write(f"{event} {time.time():.6f}\n")
 
 
 def chunk(delta=None, finish=None, usage=None):
@@ -52,10 +59,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
+        timing("start")
         try:
             self.stream(reply, request)
         except (BrokenPipeError, ConnectionResetError):
             pass
+        timing("end")
         self.close_connection = True
 
     def stream(self, reply, request):
@@ -84,11 +93,13 @@ def main():
     parser.add_argument("script")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--tokens-per-second", type=float, default=60)
+    parser.add_argument("--timing")
     args = parser.parse_args()
     with open(args.script) as f:
         STATE["replies"] = json.load(f)
     STATE["delay"] = 1 / args.tokens_per_second
     STATE["log"] = args.script + ".log"
+    STATE["timing"] = args.timing
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"mock model on http://127.0.0.1:{args.port}/v1", file=sys.stderr)
     server.serve_forever()
