@@ -140,11 +140,7 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
         };
         let input = Input::parse(&line);
         if !matches!(input, Input::Empty) {
-            let _ = editor.add_history_entry(line.as_str());
-            if let Some(parent) = history_file.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let _ = editor.save_history(history_file);
+            remember(&mut editor, &line, history_file);
         }
         match input {
             Input::Empty => {}
@@ -158,15 +154,27 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
             Input::NotYet(name) => agent.sink().emit(AgentEvent::Error {
                 message: format!("`{name}` is not available in this build yet"),
             }),
-            Input::Unknown(name) => {
-                let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
-                agent.sink().emit(AgentEvent::Error {
-                    message: format!("unknown command `{name}`; known: {}", known.join(", ")),
-                });
-            }
+            Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
+                message: unknown_command(&name),
+            }),
             Input::Task(task) => run_task(agent, &task).await,
         }
     }
+}
+
+/// Adds `line` to the history and saves it (failures to save are not worth a message).
+fn remember(editor: &mut Editor<InputHelper, DefaultHistory>, line: &str, history_file: &Path) {
+    let _ = editor.add_history_entry(line);
+    if let Some(parent) = history_file.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let _ = editor.save_history(history_file);
+}
+
+/// `unknown command `/x`; known: /help, /exit, ...`
+pub fn unknown_command(name: &str) -> String {
+    let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
+    format!("unknown command `{name}`; known: {}", known.join(", "))
 }
 
 /// The line editor: history, completion, Alt-Enter for a new line, Ctrl-C that clears.

@@ -22,77 +22,93 @@ const LEAD: &str = "x ";
 
 /// The spans of `line` (no newline in it), each style merged over `base`.
 pub fn spans(line: &str, base: Style) -> Vec<Span> {
-    let mut out: Vec<Span> = Vec::new();
-    let mut stack: Vec<Style> = vec![base];
-    // Where each open link's text starts in `out`, and its URL.
-    let mut links: Vec<(usize, String)> = Vec::new();
-    let current = |stack: &[Style]| stack.last().copied().unwrap_or(base);
+    let mut builder = Builder {
+        out: Vec::new(),
+        stack: vec![base],
+        links: Vec::new(),
+    };
     // The content is never at the start of a block: `* 4` mid-line is not a list item. Parse
     // it after an inert word and drop that word again.
     let source = format!("{LEAD}{}", line.trim_start());
     let mut skip = LEAD.len();
     for event in Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH) {
-        let event = match event {
+        let style = builder.current();
+        match event {
             Event::Text(text) if skip > 0 => {
                 let cut = skip.min(text.len());
                 skip -= cut;
-                Event::Text(text[cut..].to_string().into())
+                push(&mut builder.out, &text[cut..], style);
             }
-            other => other,
-        };
-        match event {
-            Event::Start(tag) => {
-                let style = match tag {
-                    Tag::Emphasis => Style::default().italic(),
-                    Tag::Strong => Style::default().bold(),
-                    Tag::Strikethrough => Style {
-                        strike: true,
-                        ..Style::default()
-                    },
-                    Tag::Link { dest_url, .. } => {
-                        links.push((out.len(), dest_url.to_string()));
-                        theme::LINK
-                    }
-                    Tag::Image { dest_url, .. } => {
-                        push(&mut out, "[image: ", current(&stack).merge(theme::URL));
-                        links.push((out.len(), dest_url.to_string()));
-                        theme::URL
-                    }
-                    _ => continue,
-                };
-                stack.push(current(&stack).merge(style));
-            }
-            Event::End(end) => match end {
-                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
-                    stack.pop();
-                }
-                TagEnd::Link | TagEnd::Image => {
-                    stack.pop();
-                    if let Some((start, url)) = links.pop() {
-                        close_link(&mut out, start, &url, current(&stack), end == TagEnd::Image);
-                    }
-                }
-                _ => {}
-            },
+            Event::Start(tag) => builder.start(tag),
+            Event::End(end) => builder.end(end),
             Event::Text(text) | Event::Html(text) | Event::InlineHtml(text) => {
-                push(&mut out, &text, current(&stack));
+                push(&mut builder.out, &text, style);
             }
-            Event::Code(code) => push(&mut out, &code, current(&stack).merge(theme::CODE)),
-            Event::SoftBreak | Event::HardBreak => push(&mut out, " ", current(&stack)),
+            Event::Code(code) => push(&mut builder.out, &code, style.merge(theme::CODE)),
+            Event::SoftBreak | Event::HardBreak => push(&mut builder.out, " ", style),
             Event::FootnoteReference(label) => {
-                push(&mut out, &format!("[^{label}]"), current(&stack));
+                push(&mut builder.out, &format!("[^{label}]"), style);
             }
             Event::TaskListMarker(done) => {
-                push(
-                    &mut out,
-                    if done { "[x] " } else { "[ ] " },
-                    current(&stack),
-                );
+                push(&mut builder.out, if done { "[x] " } else { "[ ] " }, style);
             }
             _ => {}
         }
     }
-    out
+    builder.out
+}
+
+/// The spans so far and the styles and links open at this point.
+struct Builder {
+    out: Vec<Span>,
+    stack: Vec<Style>,
+    /// Where each open link's text starts in `out`, and its URL.
+    links: Vec<(usize, String)>,
+}
+
+impl Builder {
+    fn current(&self) -> Style {
+        self.stack.last().copied().unwrap_or_default()
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        let style = match tag {
+            Tag::Emphasis => Style::default().italic(),
+            Tag::Strong => Style::default().bold(),
+            Tag::Strikethrough => Style {
+                strike: true,
+                ..Style::default()
+            },
+            Tag::Link { dest_url, .. } => {
+                self.links.push((self.out.len(), dest_url.to_string()));
+                theme::LINK
+            }
+            Tag::Image { dest_url, .. } => {
+                let style = self.current().merge(theme::URL);
+                push(&mut self.out, "[image: ", style);
+                self.links.push((self.out.len(), dest_url.to_string()));
+                theme::URL
+            }
+            _ => return,
+        };
+        self.stack.push(self.current().merge(style));
+    }
+
+    fn end(&mut self, end: TagEnd) {
+        match end {
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
+                self.stack.pop();
+            }
+            TagEnd::Link | TagEnd::Image => {
+                self.stack.pop();
+                if let Some((start, url)) = self.links.pop() {
+                    let style = self.current();
+                    close_link(&mut self.out, start, &url, style, end == TagEnd::Image);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Bytes of the longest prefix of `text` that ends just after whitespace and in which every
