@@ -29,22 +29,14 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() {
-                Exit::Usage
-            } else {
-                Exit::Done
-            }
-            .into();
+            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
         }
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => check(&args, &cli.run),
         Some(Command::Completions { shell }) => completions(shell),
         Some(command) => {
-            fail(&format!(
-                "`{}` is not available yet",
-                command_name(&command)
-            ));
+            fail(&format!("`{}` is not available yet", command_name(&command)));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -121,10 +113,7 @@ fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            println!(
-                "  {}: {} — {}{rule}",
-                part.decision, part.command, part.reason
-            );
+            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
         }
     }
     Exit::Done

@@ -203,10 +203,7 @@ mod tests {
     #[test]
     fn strictest_part_wins() {
         let e = engine();
-        assert_eq!(
-            e.check_bash("git status && rm -rf build").decision,
-            Decision::Deny
-        );
+        assert_eq!(e.check_bash("git status && rm -rf build").decision, Decision::Deny);
         assert_eq!(e.check_bash("ls -la").decision, Decision::Allow);
         assert_eq!(e.check_bash("cargo build").decision, Decision::Ask);
         assert_eq!(e.check_bash("/bin/rm x").decision, Decision::Deny);
@@ -217,10 +214,7 @@ mod tests {
     fn session_allow_never_overrides_deny() {
         let mut e = engine();
         e.allow_for_session("cargo build");
-        assert_eq!(
-            e.check_bash("cargo build --release").decision,
-            Decision::Allow
-        );
+        assert_eq!(e.check_bash("cargo build --release").decision, Decision::Allow);
         e.allow_for_session("rm");
         assert_eq!(e.check_bash("rm x").decision, Decision::Deny);
     }

@@ -129,11 +129,7 @@ mod tests {
     #[test]
     fn path_globs() {
         let home = Path::new("/home/u");
-        assert!(path_matches(
-            "~/.ssh/**",
-            Path::new("/home/u/.ssh/id_rsa"),
-            Some(home)
-        ));
+        assert!(path_matches("~/.ssh/**", Path::new("/home/u/.ssh/id_rsa"), Some(home)));
         assert!(path_matches("**/.env", Path::new("/w/app/.env"), None));
         assert!(!path_matches("/w/*", Path::new("/w/a/b"), None));
     }

@@ -56,17 +56,12 @@ pub fn analyze(command: &str) -> Analysis {
             }
             '|' | ';' | '&' | '\n' if !single && !double => {
                 let redirect_amp = c == '&'
-                    && (current.ends_with('>')
-                        || current.ends_with('<')
-                        || chars.peek() == Some(&'>'));
+                    && (current.ends_with('>') || current.ends_with('<') || chars.peek() == Some(&'>'));
                 if redirect_amp {
                     current.push(c);
                     continue;
                 }
-                if matches!(
-                    (c, chars.peek()),
-                    ('|', Some('|')) | ('&', Some('&')) | (';', Some(';'))
-                ) {
+                if matches!((c, chars.peek()), ('|', Some('|')) | ('&', Some('&')) | (';', Some(';'))) {
                     chars.next();
                 }
                 push_command(&mut analysis, &current);
@@ -92,9 +87,7 @@ fn push_command(analysis: &mut Analysis, text: &str) {
             text: words.join(" "),
         }),
         Ok(_) => {}
-        Err(_) => analysis
-            .opaque
-            .push(format!("cannot parse `{}`", text.trim())),
+        Err(_) => analysis.opaque.push(format!("cannot parse `{}`", text.trim())),
     }
 }
 
@@ -103,19 +96,12 @@ mod tests {
     use super::*;
 
     fn texts(command: &str) -> Vec<String> {
-        analyze(command)
-            .commands
-            .into_iter()
-            .map(|c| c.text)
-            .collect()
+        analyze(command).commands.into_iter().map(|c| c.text).collect()
     }
 
     #[test]
     fn splits_outside_quotes() {
-        assert_eq!(
-            texts("git status && rm -rf build"),
-            vec!["git status", "rm -rf build"]
-        );
+        assert_eq!(texts("git status && rm -rf build"), vec!["git status", "rm -rf build"]);
         assert_eq!(texts("ls\nrm x"), vec!["ls", "rm x"]);
         assert_eq!(texts("ls&curl x"), vec!["ls", "curl x"]);
         assert_eq!(texts("grep -E \"foo|bar\" f"), vec!["grep -E foo|bar f"]);

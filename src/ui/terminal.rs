@@ -461,3 +461,14 @@ fn home_relative(path: &std::path::Path) -> String {
         None => path.display().to_string(),
     }
 }
+
+/// The first line of `text`, cut to `width` characters with `…` (also when more lines follow).
+pub fn one_line(text: &str, width: usize) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let more = text.lines().nth(1).is_some();
+    let mut out: String = first.chars().take(width).collect();
+    if first.chars().count() > width || more {
+        out.push('…');
+    }
+    out
+}
