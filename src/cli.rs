@@ -11,7 +11,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Run it without a prompt for an interactive session, or give the task as an argument (or on
 /// stdin) for a one-shot run whose final answer goes to stdout.
 #[derive(Debug, Parser)]
-#[command(name = "agent", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "agent",
+    version,
+    about,
+    long_about,
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `agent --help` for examples, environment variables and exit codes.",
+    after_long_help = AFTER_LONG_HELP
+)]
 pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
@@ -19,6 +27,26 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+/// Shown at the end of `agent --help`.
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  agent                                  interactive session in this repository
+  agent \"fix the failing test\"           one task; the answer goes to stdout
+  git diff | agent \"review this change\"  the task from stdin
+  agent --json -y \"run the tests\" | jq -c 'select(.type == \"tool.finished\")'
+  agent check \"rm -rf build\"             how the permission rules rate a command
+
+Environment:
+  BASE_URL, API_KEY, MODEL   the model endpoint (also read from $AGENT_HOME/env)
+  AGENT_HOME                 settings, history and sessions (default ~/.agents)
+  NO_COLOR                   plain output without colour or escape codes
+
+In the interactive session, /help lists the slash commands; Ctrl-C interrupts the model or a
+running command, Ctrl-D exits.
+
+Exit codes: 0 done, 1 runtime failure, 2 usage or configuration error, 3 stopped by a budget
+or --max-turns, 130 interrupted.";
 
 /// Flags for a session (REPL or one-shot).
 #[derive(Debug, Args, Default, Clone)]
@@ -44,7 +72,9 @@ pub struct RunArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// Print one JSON event per line on stdout instead of text.
+    /// Print one JSON event per line on stdout instead of text (session.started, turn.started,
+    /// message.delta, tool.started, tool.finished, approval.requested, turn.completed, error, ...).
+    /// Needs a task (PROMPT or stdin).
     #[arg(long)]
     pub json: bool,
 
@@ -93,9 +123,9 @@ pub enum Command {
     Sessions,
     /// Trust this workspace: its .agents/config.toml may then add allow rules.
     Trust,
-    /// Print shell completions.
+    /// Print shell completions, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
-        /// bash, zsh or fish.
+        /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
     /// Internal: apply the sandbox, then exec the command (used by the bash tool).

@@ -1,25 +1,40 @@
 //! The outer loop at a terminal (SPEC §3.1): read a line, run slash commands or a turn.
+//!
+//! Input: rustyline with persistent history, Alt-Enter or a trailing `\` for a new line, Tab
+//! completion of slash commands and paths ([`crate::ui::input`]). Ctrl-C clears a line with
+//! text; on an empty line it warns once and exits the second time in a row; Ctrl-D on an
+//! empty line exits. During a turn Ctrl-C cancels it (§3.4) and the prompt comes back.
+//!
+//! To add a slash command: a row in [`COMMANDS`] (shown by `/help`, completed with Tab), a
+//! variant of [`Input`] with its arm in [`Input::parse`], and its handling in [`run`].
 
 use std::path::Path;
 
 use rustyline::error::ReadlineError;
-use rustyline::{Cmd, DefaultEditor, KeyCode, KeyEvent, Modifiers};
+use rustyline::history::DefaultHistory;
+use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 
 use crate::agent::{Agent, AgentEvent, TurnOutcome};
 use crate::cancel::CancelToken;
 use crate::exit::Exit;
+use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
+use crate::ui::style::{ColorEnv, Painter};
 
-/// Slash commands of §3.1.
+/// Slash commands of §3.1: name, then what it does (arguments first, in brackets).
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
-    ("/role", "list roles, or switch with /role NAME"),
-    ("/budget", "show the session's budget"),
-    ("/compact", "summarize older history into a handoff note"),
+    ("/compact", "summarize the conversation to free context"),
     ("/todos", "show the todo list"),
+    ("/role", "[NAME] show the role, or switch to NAME"),
+    (
+        "/budget",
+        "show what the session has spent against its limits",
+    ),
+    ("/model", "[NAME] show the model, or switch to NAME"),
     ("/sessions", "list saved sessions of this workspace"),
-    ("/resume", "[ID] continue a session (default: latest here)"),
+    ("/resume", "[ID] continue a saved session"),
 ];
 
 /// A parsed line of input.
@@ -36,6 +51,8 @@ pub enum Input {
     Todos,
     Sessions,
     Resume(Option<String>),
+    /// `/model` (show) or `/model NAME` (switch).
+    Model(Option<String>),
     Unknown(String),
     Empty,
 }
@@ -43,6 +60,7 @@ pub enum Input {
 impl Input {
     /// Parses one (possibly multi-line) input.
     pub fn parse(line: &str) -> Self {
+        let line = &input::join_continuations(line);
         let trimmed = line.trim();
         if trimmed.is_empty() {
             return Self::Empty;
@@ -50,8 +68,10 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
-        let argument = Some(rest.trim()).filter(|r| !r.is_empty()).map(str::to_string);
+        let (command, rest) = trimmed
+            .split_once(char::is_whitespace)
+            .unwrap_or((trimmed, ""));
+        let argument = Some(rest.trim().to_string()).filter(|a| !a.is_empty());
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
@@ -62,6 +82,7 @@ impl Input {
             "/todos" => Self::Todos,
             "/sessions" => Self::Sessions,
             "/resume" => Self::Resume(argument),
+            "/model" => Self::Model(argument),
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -73,13 +94,19 @@ pub fn help_text() -> String {
     for (name, what) in COMMANDS {
         text.push_str(&format!("  {name:<10} {what}\n"));
     }
-    text.push_str("End a line with \\ or press Alt-Enter for a new line; Ctrl-C interrupts.\n");
+    text.push_str(
+        "Keys: Tab completes commands and paths (@path too); Alt-Enter or a trailing \\ \
+         starts a new line;\n      Ctrl-C interrupts the model or a command, clears the line, \
+         and exits when pressed twice on an empty line; Ctrl-D exits.\n",
+    );
     text
 }
 
 /// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt.
 pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
-    let mut editor = match DefaultEditor::new() {
+    let painter = ColorEnv::from_lookup(|k| agent.config().environment.get(k))
+        .painter(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let mut editor = match editor(agent, painter) {
         Ok(editor) => editor,
         Err(error) => {
             agent.sink().emit(AgentEvent::Error {
@@ -88,11 +115,13 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
             return Exit::Failure;
         }
     };
-    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     let _ = editor.load_history(history_file);
+    agent.sink().emit(AgentEvent::Notice {
+        message: "/help lists commands · Tab completes · Ctrl-C interrupts · Ctrl-D exits".into(),
+    });
     let mut interrupts = 0;
     loop {
-        let line = tokio::task::block_in_place(|| read_input(&mut editor));
+        let line = tokio::task::block_in_place(|| editor.readline(input::PROMPT));
         let line = match line {
             Ok(line) => {
                 interrupts = 0;
@@ -103,7 +132,9 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 if interrupts >= 2 {
                     return Exit::Done;
                 }
-                eprintln!("(Ctrl-C again to exit)");
+                agent.sink().emit(AgentEvent::Notice {
+                    message: "press Ctrl-C again to exit (or Ctrl-D)".into(),
+                });
                 continue;
             }
             Err(ReadlineError::Eof) => return Exit::Done,
@@ -116,11 +147,7 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
         };
         let input = Input::parse(&line);
         if !matches!(input, Input::Empty) {
-            let _ = editor.add_history_entry(line.as_str());
-            if let Some(parent) = history_file.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let _ = editor.save_history(history_file);
+            remember(&mut editor, &line, history_file);
         }
         match input {
             Input::Empty => {}
@@ -138,12 +165,10 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 }),
             },
             Input::Budget => println!("{}", agent.governor().budget_line()),
-            Input::Unknown(name) => {
-                let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
-                agent.sink().emit(AgentEvent::Error {
-                    message: format!("unknown command `{name}`; known: {}", known.join(", ")),
-                });
-            }
+            Input::Model(name) => model_command(agent, name),
+            Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
+                message: unknown_command(&name),
+            }),
             Input::Compact => compact(agent).await,
             input @ (Input::Todos | Input::Sessions | Input::Resume(_)) => {
                 memory_command(agent, input);
@@ -153,15 +178,52 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
     }
 }
 
-/// Reads one input, joining lines that end with `\`.
-fn read_input(editor: &mut DefaultEditor) -> Result<String, ReadlineError> {
-    let mut text = editor.readline("› ")?;
-    while text.ends_with('\\') {
-        text.pop();
-        text.push('\n');
-        text.push_str(&editor.readline("  ")?);
+/// Adds `line` to the history and saves it (failures to save are not worth a message).
+fn remember(editor: &mut Editor<InputHelper, DefaultHistory>, line: &str, history_file: &Path) {
+    let _ = editor.add_history_entry(line);
+    if let Some(parent) = history_file.parent() {
+        let _ = std::fs::create_dir_all(parent);
     }
-    Ok(text)
+    let _ = editor.save_history(history_file);
+}
+
+/// `unknown command `/x`; known: /help, /exit, ...`
+pub fn unknown_command(name: &str) -> String {
+    let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
+    format!("unknown command `{name}`; known: {}", known.join(", "))
+}
+
+/// The line editor: history, completion, Alt-Enter for a new line, Ctrl-C that clears.
+fn editor(
+    agent: &Agent,
+    painter: Painter,
+) -> rustyline::Result<Editor<InputHelper, DefaultHistory>> {
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .max_history_size(10_000)?
+        .auto_add_history(false)
+        .build();
+    let mut editor = Editor::with_config(config)?;
+    let base = agent.config().cwd.clone();
+    editor.set_helper(Some(InputHelper::new(COMMANDS, base, painter)));
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent::ctrl('C'),
+        EventHandler::Conditional(Box::new(ClearOrInterrupt)),
+    );
+    Ok(editor)
+}
+
+/// `/model`: shows the model, or switches to `name` for the following requests.
+fn model_command(agent: &mut Agent, name: Option<String>) {
+    let message = match name {
+        None => format!("model: {}", agent.model()),
+        Some(name) => {
+            agent.set_model(&name);
+            format!("model set to {name}")
+        }
+    };
+    agent.sink().emit(AgentEvent::Notice { message });
 }
 
 /// `/todos`, `/sessions`, `/resume [ID]`.
@@ -223,7 +285,12 @@ async fn run_task(agent: &mut Agent, task: &str) {
     watcher.abort();
     let message = match outcome {
         TurnOutcome::Done { .. } => return,
-        TurnOutcome::Interrupted => "interrupted".to_string(),
+        TurnOutcome::Interrupted => {
+            agent.sink().emit(AgentEvent::Notice {
+                message: "interrupted by user".into(),
+            });
+            return;
+        }
         TurnOutcome::MaxTurns { limit } => {
             format!("stopped after {limit} model calls (--max-turns); say `continue` to go on")
         }
@@ -255,5 +322,33 @@ mod tests {
             Input::parse("// comment-like task"),
             Input::Task("// comment-like task".into())
         );
+        assert_eq!(Input::parse("/model"), Input::Model(None));
+        assert_eq!(
+            Input::parse("/model  gpt-x "),
+            Input::Model(Some("gpt-x".into()))
+        );
+        assert_eq!(
+            Input::parse("line one\\\nline two"),
+            Input::Task("line one\nline two".into())
+        );
+    }
+
+    #[test]
+    fn help_lists_every_command_of_the_spec() {
+        let help = help_text();
+        for name in [
+            "/help",
+            "/exit",
+            "/clear",
+            "/compact",
+            "/todos",
+            "/role",
+            "/budget",
+            "/model",
+            "/sessions",
+            "/resume",
+        ] {
+            assert!(help.contains(name), "{name} missing from /help");
+        }
     }
 }

@@ -17,7 +17,10 @@ use crate::permissions::approval::{AlwaysYes, NoTerminal};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox;
 use crate::tools::Registry;
+use crate::ui::announce::AnnouncingApprover;
 use crate::ui::approval::TerminalApprover;
+use crate::ui::json::JsonSink;
+use crate::ui::style::ColorEnv;
 use crate::ui::terminal::{Target, TerminalSink};
 
 /// Runs `agent` with `args` (including the program name) and returns the exit code.
@@ -42,11 +45,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Some(Command::Check(args)) => check(&args, &cli.run),
         Some(Command::Sessions) => sessions(&cli.run),
         Some(Command::Doctor) => crate::doctor::run(&cli.run),
-        Some(Command::Completions { shell }) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
-            Exit::Done
-        }
+        Some(Command::Completions { shell }) => completions(shell),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
             return helper_exit(sandbox::helper::main(&args));
@@ -65,6 +64,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 
 fn helper_exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Writes the completion script for `shell` to stdout (a closed pipe is not an error).
+fn completions(shell: clap_complete::Shell) -> Exit {
+    use std::io::Write;
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "agent", &mut script);
+    let _ = std::io::stdout().write_all(&script);
+    Exit::Done
 }
 
 fn command_name(command: &Command) -> &'static str {
@@ -198,33 +207,25 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Failure;
         }
     };
+    if args.json && matches!(mode, Mode::Interactive) {
+        fail("`--json` needs a task: pass PROMPT or pipe it on stdin");
+        return Exit::Usage;
+    }
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config
-            .environment
-            .get("NO_COLOR")
-            .is_some_and(|v| !v.is_empty())
-            || config.environment.get("TERM") == Some("dumb");
-        let text_target = if interactive || stdout_tty {
-            Target::Stdout
-        } else {
-            Target::Stderr
-        };
-        let activity = if interactive {
-            Target::Stdout
-        } else {
-            Target::Stderr
-        };
-        let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
+        let colors = ColorEnv::from_lookup(|k| config.environment.get(k));
+        let json = config.run.json;
+        let sink = make_sink(json, interactive, stdout_tty, colors);
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
         } else {
-            match TerminalApprover::open(!no_color) {
+            match TerminalApprover::open(colors.allows_color()) {
                 Some(approver) => Arc::new(approver),
                 None => Arc::new(NoTerminal),
             }
         };
+        let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
         let mut agent = match build_agent(config, Arc::clone(&sink), approver) {
             Ok(agent) => agent,
             Err(exit) => return exit,
@@ -234,9 +235,36 @@ fn session(args: &RunArgs) -> Exit {
                 let history = agent.config().agent_home.join("history");
                 crate::repl::run(&mut agent, &history).await
             }
-            Mode::OneShot(task) => crate::oneshot::run(&mut agent, &task, !stdout_tty).await,
+            Mode::OneShot(task) => {
+                crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
+            }
         }
     })
+}
+
+/// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot
+/// keeps stdout for the final answer (streamed there only when it is a terminal) and sends
+/// the rest to stderr (§3.3).
+fn make_sink(
+    json: bool,
+    interactive: bool,
+    stdout_tty: bool,
+    colors: ColorEnv,
+) -> Arc<dyn EventSink> {
+    if json {
+        return Arc::new(JsonSink::stdout());
+    }
+    let text_target = if interactive || stdout_tty {
+        Target::Stdout
+    } else {
+        Target::Stderr
+    };
+    let activity = if interactive {
+        Target::Stdout
+    } else {
+        Target::Stderr
+    };
+    Arc::new(TerminalSink::new(text_target, activity, colors))
 }
 
 fn build_agent(

@@ -49,10 +49,23 @@ pub enum AgentEvent {
         display: Option<ToolDisplay>,
         duration: Duration,
     },
+    /// An `ask` verdict is about to be put to the user (emitted before the prompt shows).
     ApprovalRequested {
         tool: String,
+        /// The command or path, exactly as it will be used.
         subject: String,
+        /// Why the rules ask (the reasons of the parts that decided it, `; `-joined).
         reason: String,
+        /// The rule that matched, when one did.
+        rule: Option<String>,
+    },
+    /// The user (or `--yes`, or the lack of a terminal) answered an approval request.
+    ApprovalAnswered {
+        tool: String,
+        /// `yes`, `no`, `always`, `explain` or `unavailable`.
+        answer: String,
+        /// The call will run.
+        approved: bool,
     },
     /// The model request is being retried.
     Retrying {

@@ -159,6 +159,16 @@ impl Agent {
         Ok(())
     }
 
+    /// The model requests go to.
+    pub fn model(&self) -> &str {
+        &self.client.endpoint().model
+    }
+
+    /// Sends the following requests to `model` (`/model NAME`).
+    pub fn set_model(&mut self, model: &str) {
+        self.client.set_model(model);
+    }
+
     /// Starts a new conversation (`/clear`) in a new session file.
     pub fn clear(&mut self) {
         self.history.clear();

@@ -96,6 +96,11 @@ impl Client {
         &self.endpoint
     }
 
+    /// Uses `model` for the following requests (`/model NAME`).
+    pub fn set_model(&mut self, model: &str) {
+        self.endpoint.model = model.to_string();
+    }
+
     pub fn settings(&self) -> &ProviderSettings {
         &self.settings
     }

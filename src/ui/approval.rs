@@ -89,6 +89,14 @@ impl Approver for TerminalApprover {
         }
         let key = read_key(&mut tty);
         let answer = match key {
+            Some(CTRL_C) => {
+                // Ctrl-C arrives as a key while the prompt owns the terminal: decline, and
+                // interrupt the turn through the process's own SIGINT handling (§3.4).
+                let _ = tty.write_all(b"interrupted\n");
+                // SAFETY: raise(3) only sends a signal to this process.
+                unsafe { libc::raise(libc::SIGINT) };
+                return ApprovalAnswer::No;
+            }
             Some(b'y' | b'Y') => ApprovalAnswer::Yes,
             Some(b'a' | b'A') => ApprovalAnswer::Always,
             Some(b'e' | b'E') => {
@@ -109,7 +117,11 @@ impl Approver for TerminalApprover {
     }
 }
 
-/// One byte from the terminal in non-canonical mode, without echo. `None` at EOF or error.
+/// The byte Ctrl-C sends when signals are off.
+const CTRL_C: u8 = 0x03;
+
+/// One byte from the terminal in non-canonical mode, without echo and without signal keys
+/// (Ctrl-C is read as [`CTRL_C`]). `None` at EOF or error.
 fn read_key(tty: &mut File) -> Option<u8> {
     let fd = tty.as_raw_fd();
     // SAFETY: termios is plain data; tcgetattr fills it for a valid fd.
@@ -119,7 +131,7 @@ fn read_key(tty: &mut File) -> Option<u8> {
         return read_line(tty).bytes().next().or(Some(b'\n'));
     }
     let mut raw = original;
-    raw.c_lflag &= !(libc::ICANON | libc::ECHO);
+    raw.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG);
     raw.c_cc[libc::VMIN] = 1;
     raw.c_cc[libc::VTIME] = 0;
     // SAFETY: as above; the original settings are restored below.

@@ -1,18 +1,32 @@
-//! Text rendering of agent events for a terminal or a pipe.
+//! Text rendering of agent events for a terminal or a pipe (SPEC §10).
 //!
-//! Assistant text streams as it arrives; each tool call is one line (`● bash  ls -la`) with a
-//! dimmed preview of its result. Colour only when the stream is a terminal and neither
-//! `NO_COLOR` nor `TERM=dumb` is set.
+//! Assistant text streams as rendered markdown ([`super::markdown`]); each tool call is one
+//! line (`● bash  cargo test`) followed by a dimmed preview of its result, or by a coloured
+//! diff for file edits; a spinner shows while the model or a tool is being waited for; a
+//! usage line ends each turn; a blank line separates blocks.
+//!
+//! Each output stream gets its own [`Painter`]: colour and markdown only when that stream is
+//! a terminal and neither `NO_COLOR` nor `TERM=dumb` is set. Plain mode writes no escape
+//! code at all and prints the model's text as it came (less control characters), which is
+//! the most useful form for logs and pipes. The spinner and width fitting exist only in
+//! colour mode. Text from the model and from tools is cleaned of escape sequences in both
+//! modes, so it cannot drive the terminal.
 
 use std::io::{IsTerminal, Write};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
+use super::markdown::MarkdownStream;
+use super::spinner::{self, Canvas, Waiting};
+use super::style::{ColorEnv, Painter};
+use super::{diff, highlight, lines, text, theme};
 use crate::agent::{AgentEvent, EventSink};
+use crate::tools::ToolDisplay;
 
-/// Lines of a tool result shown under its tool line.
-const PREVIEW_LINES: usize = 4;
-/// Characters of one preview line.
-const PREVIEW_WIDTH: usize = 160;
+/// Diff lines shown for one edit.
+const DIFF_LINES: usize = 40;
+/// How often the terminal width is read again.
+const WIDTH_REFRESH: Duration = Duration::from_millis(250);
 
 /// Where each kind of output goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,120 +35,252 @@ pub enum Target {
     Stderr,
 }
 
-/// Renders events as text.
-pub struct TerminalSink {
-    /// Assistant text.
-    text: Target,
-    /// Tool lines, notices, warnings.
-    activity: Target,
-    color: bool,
-    state: Mutex<State>,
+/// How wide the output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// The terminal's current width (read again as it changes).
+    Terminal,
+    /// A fixed number of columns (tests, benchmarks); 0 = no fitting.
+    Fixed(usize),
 }
 
-#[derive(Default)]
-struct State {
+/// One output stream and what is known about its cursor.
+struct Stream {
+    out: Box<dyn Write + Send>,
+    painter: Painter,
     /// The last character written was not a newline.
     mid_line: bool,
+}
+
+impl Stream {
+    fn write(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        // A closed pipe (`agent ... | head`) is not an error worth reporting.
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+        self.mid_line = !text.ends_with('\n');
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            self.write("\n");
+        }
+    }
+}
+
+/// The whole screen state behind one lock (shared with the spinner thread).
+struct Screen {
+    text: Stream,
+    /// `None`: activity goes to the text stream.
+    activity: Option<Stream>,
+    markdown: MarkdownStream,
+    width: Width,
+    cached_width: (usize, Option<Instant>),
+    /// A message's text has started (its block gap is written).
+    in_message: bool,
     in_reasoning: bool,
+    /// Something was printed in this turn: the next block starts after a blank line.
+    gap_pending: bool,
+    waiting: Option<Waiting>,
+    /// When the running tool started (after its approval, if it needed one).
+    tool_started: Option<Instant>,
+    spinner_enabled: bool,
+    spinner_drawn: bool,
+}
+
+/// Renders events as text on the terminal or a pipe.
+pub struct TerminalSink {
+    screen: Arc<Mutex<Screen>>,
 }
 
 impl TerminalSink {
-    /// `text` receives assistant text, `activity` everything else.
-    pub fn new(text: Target, activity: Target, no_color: bool) -> Self {
-        let is_tty = match activity {
-            Target::Stdout => std::io::stdout().is_terminal(),
-            Target::Stderr => std::io::stderr().is_terminal(),
-        };
-        Self {
-            text,
-            activity,
-            color: is_tty && !no_color,
-            state: Mutex::new(State::default()),
-        }
-    }
-
-    fn write(&self, target: Target, text: &str) {
-        let result = match target {
-            Target::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes()).and_then(|()| out.flush())
-            }
-            Target::Stderr => {
-                let mut err = std::io::stderr().lock();
-                err.write_all(text.as_bytes()).and_then(|()| err.flush())
-            }
-        };
-        // A closed pipe (`agent ... | head`) is not an error worth reporting.
-        drop(result);
-    }
-
-    fn style(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+    /// `text` receives assistant text, `activity` everything else; colour is decided per
+    /// stream from whether it is a terminal and from `env`.
+    pub fn new(text: Target, activity: Target, env: ColorEnv) -> Self {
+        let (text_out, text_tty) = open(text);
+        let activity_out = (activity != text).then(|| open(activity));
+        let activity_tty = activity_out.as_ref().map_or(text_tty, |(_, tty)| *tty);
+        let text_painter = env.painter(text_tty);
+        let activity_painter = env.painter(activity_tty);
+        // Lines are fitted to the terminal; a pipe or file gets them whole.
+        let width = if activity_tty {
+            Width::Terminal
         } else {
-            text.to_string()
+            Width::Fixed(0)
+        };
+        let sink = Self::with_writers(
+            (text_out, text_painter),
+            activity_out.map(|(out, _)| (out, activity_painter)),
+            width,
+        );
+        if !activity_painter.is_plain() {
+            sink.enable_spinner();
+        }
+        if !text_painter.is_plain() {
+            highlight::warm_up();
+        }
+        sink
+    }
+
+    /// A sink writing to the given streams with their painters; `activity` `None` shares the
+    /// text stream. No spinner (see [`TerminalSink::enable_spinner`]).
+    pub fn with_writers(
+        text: (Box<dyn Write + Send>, Painter),
+        activity: Option<(Box<dyn Write + Send>, Painter)>,
+        width: Width,
+    ) -> Self {
+        let stream = |(out, painter): (Box<dyn Write + Send>, Painter)| Stream {
+            out,
+            painter,
+            mid_line: false,
+        };
+        let text = stream(text);
+        let markdown = MarkdownStream::new(text.painter, 0).without_waiting();
+        Self {
+            screen: Arc::new(Mutex::new(Screen {
+                text,
+                activity: activity.map(stream),
+                markdown,
+                width,
+                cached_width: (0, None),
+                in_message: false,
+                in_reasoning: false,
+                gap_pending: false,
+                waiting: None,
+                tool_started: None,
+                spinner_enabled: false,
+                spinner_drawn: false,
+            })),
         }
     }
 
-    /// Ends a partly written line so the next output starts at column 0.
-    fn line_break(&self, state: &mut State, target: Target) {
-        if state.mid_line {
-            self.write(target, "\n");
-            state.mid_line = false;
-        }
+    /// Shows a spinner while waiting (only call for a terminal in colour mode).
+    pub fn enable_spinner(&self) {
+        self.lock().spinner_enabled = true;
+        spinner::spawn(&self.screen);
     }
 
-    fn activity_line(&self, state: &mut State, line: &str) {
-        self.line_break(state, self.text);
-        self.write(self.activity, &format!("{line}\n"));
+    fn lock(&self) -> MutexGuard<'_, Screen> {
+        match self.screen.lock() {
+            Ok(screen) => screen,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+fn open(target: Target) -> (Box<dyn Write + Send>, bool) {
+    match target {
+        Target::Stdout => (Box::new(std::io::stdout()), std::io::stdout().is_terminal()),
+        Target::Stderr => (Box::new(std::io::stderr()), std::io::stderr().is_terminal()),
     }
 }
 
 impl EventSink for TerminalSink {
     fn emit(&self, event: AgentEvent) {
-        let mut state = match self.state.lock() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
+        let mut screen = self.lock();
+        screen.clear_spinner();
+        screen.handle(event);
+    }
+}
+
+impl Canvas for Screen {
+    fn tick(&mut self, index: usize) {
+        let Some(waiting) = self.waiting else {
+            return;
         };
+        let elapsed = waiting.since.elapsed();
+        if !self.spinner_enabled || elapsed < spinner::DELAY {
+            return;
+        }
+        // Draw only at the start of a line (or over our own previous frame).
+        if !self.spinner_drawn && (self.text.mid_line || self.activity().mid_line) {
+            return;
+        }
+        let width = self.width();
+        let stream = self.activity();
+        let frame = spinner::frame(index, waiting.label, elapsed, stream.painter, width);
+        stream.write(&format!("{}{frame}", spinner::CLEAR));
+        self.spinner_drawn = true;
+    }
+}
+
+impl Screen {
+    fn activity(&mut self) -> &mut Stream {
+        self.activity.as_mut().unwrap_or(&mut self.text)
+    }
+
+    /// Erases the spinner frame, if one is on screen.
+    fn clear_spinner(&mut self) {
+        if self.spinner_drawn {
+            self.spinner_drawn = false;
+            let stream = self.activity();
+            stream.write(spinner::CLEAR);
+            stream.mid_line = false;
+        }
+    }
+
+    fn wait(&mut self, label: &'static str) {
+        if self.waiting.map(|w| w.label) != Some(label) {
+            self.waiting = Some(Waiting {
+                label,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// Columns to fit output to (0 = no fitting).
+    fn width(&mut self) -> usize {
+        match self.width {
+            Width::Fixed(width) => width,
+            Width::Terminal => {
+                let (width, at) = self.cached_width;
+                if at.is_none_or(|at| at.elapsed() > WIDTH_REFRESH) {
+                    let width = crossterm::terminal::size().map_or(0, |(w, _)| usize::from(w));
+                    self.cached_width = (width, Some(Instant::now()));
+                    return width;
+                }
+                width
+            }
+        }
+    }
+
+    fn handle(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::TextDelta { text } => {
-                if state.in_reasoning {
-                    state.in_reasoning = false;
-                    self.line_break(&mut state, self.text);
-                }
-                self.write(self.text, &text);
-                state.mid_line = !text.ends_with('\n');
+            AgentEvent::TextDelta { text } => self.text_delta(&text),
+            AgentEvent::ReasoningDelta { text } => self.reasoning_delta(&text),
+            AgentEvent::MessageCompleted { .. } => {
+                self.end_message();
             }
-            AgentEvent::ReasoningDelta { text } => {
-                state.in_reasoning = true;
-                self.write(self.text, &self.style("2", &text));
-                state.mid_line = !text.ends_with('\n');
-            }
-            AgentEvent::MessageCompleted { .. } => self.line_break(&mut state, self.text),
             AgentEvent::ToolStarted { tool, summary, .. } => {
-                let summary = one_line(&summary, PREVIEW_WIDTH);
-                let line = format!(
-                    "{} {}  {summary}",
-                    self.style("36", "●"),
-                    self.style("1", &tool)
-                );
-                self.activity_line(&mut state, &line);
+                self.waiting = None;
+                self.end_message();
+                self.gap();
+                let width = self.width();
+                let stream = self.activity();
+                stream.write(&lines::tool_line(&tool, &summary, stream.painter, width));
+                self.tool_started = Some(Instant::now());
+                self.wait("running");
             }
-            AgentEvent::ToolFinished { ok, output, .. } => {
-                let lines: Vec<&str> = output.lines().collect();
-                let mut preview = String::new();
-                for line in lines.iter().take(PREVIEW_LINES) {
-                    preview.push_str(&format!("  {}\n", one_line(line, PREVIEW_WIDTH)));
-                }
-                if lines.len() > PREVIEW_LINES {
-                    preview.push_str(&format!("  … {} more lines\n", lines.len() - PREVIEW_LINES));
-                }
-                let code = if ok { "2" } else { "2;31" };
-                if !preview.is_empty() {
-                    self.write(self.activity, &self.style(code, &preview));
+            AgentEvent::ApprovalRequested { .. } => {
+                // The approver writes its prompt on the terminal next: nothing may be drawn.
+                self.waiting = None;
+                self.end_message();
+            }
+            AgentEvent::ApprovalAnswered { approved, .. } => {
+                if approved {
+                    self.tool_started = Some(Instant::now());
+                    self.wait("running");
                 }
             }
-            AgentEvent::ApprovalRequested { .. } | AgentEvent::TurnStarted { .. } => {}
+            AgentEvent::ToolFinished {
+                ok,
+                output,
+                display,
+                duration,
+                ..
+            } => self.tool_finished(ok, &output, display.as_ref(), duration),
             AgentEvent::Retrying {
                 attempt,
                 max_attempts,
@@ -145,19 +291,20 @@ impl EventSink for TerminalSink {
                     "retrying in {} s (attempt {attempt}/{max_attempts}): {reason}",
                     delay.as_secs_f64().ceil()
                 );
-                self.activity_line(&mut state, &self.style("33", &line));
+                self.notice(&line, theme::WARNING);
+                self.waiting = None;
+                self.wait("thinking");
             }
-            AgentEvent::Notice { message } => {
-                self.activity_line(&mut state, &self.style("2", &message));
+            AgentEvent::Notice { message } => self.notice(&message, theme::SECONDARY),
+            AgentEvent::TodosChanged { todos } => {
+                self.notice(&todos_block(&todos, ""), theme::SECONDARY);
             }
+            AgentEvent::Subagent { event } => self.child_event(*event),
             AgentEvent::Warning { message } => {
-                self.activity_line(
-                    &mut state,
-                    &self.style("33", &format!("warning: {message}")),
-                );
+                self.notice(&format!("warning: {message}"), theme::WARNING);
             }
             AgentEvent::Error { message } => {
-                self.activity_line(&mut state, &self.style("31", &format!("error: {message}")));
+                self.notice(&format!("error: {message}"), theme::ERROR)
             }
             AgentEvent::SessionStarted {
                 model,
@@ -165,56 +312,196 @@ impl EventSink for TerminalSink {
                 sandbox,
                 ..
             } => {
-                let line = format!("agent · {model} · {} · {sandbox}", workspace.display());
-                self.activity_line(&mut state, &self.style("2", &line));
+                let line = format!(
+                    "agent {} · {model} · {} · {sandbox}",
+                    env!("CARGO_PKG_VERSION"),
+                    home_relative(&workspace)
+                );
+                self.notice(&line, theme::SECONDARY);
+            }
+            AgentEvent::TurnStarted { .. } => {
+                // A blank line between the user's input and the first output.
+                self.gap_pending = true;
+                self.wait("thinking");
             }
             AgentEvent::TurnCompleted {
                 usage,
+                model_calls,
                 context_tokens,
                 context_window,
-                ..
             } => {
-                let line = usage_line(usage.as_ref(), context_tokens, context_window);
-                self.activity_line(&mut state, &self.style("2", &line));
+                self.waiting = None;
+                self.end_message();
+                let line =
+                    lines::usage_line(usage.as_ref(), model_calls, context_tokens, context_window);
+                self.notice(&line, theme::SECONDARY);
+                self.gap_pending = false;
+            }
+        }
+    }
+
+    fn text_delta(&mut self, delta: &str) {
+        self.waiting = None;
+        if self.in_reasoning {
+            self.in_reasoning = false;
+            self.text.end_line();
+            self.gap_pending = true;
+            self.in_message = false;
+        }
+        let cleaned = clean_stream(delta);
+        if !self.in_message {
+            if cleaned.trim().is_empty() {
+                return;
+            }
+            self.in_message = true;
+            self.gap();
+        }
+        if self.text.painter.is_plain() {
+            self.text.write(&cleaned);
+        } else {
+            let width = self.width();
+            self.markdown.set_width(width);
+            let mut out = String::new();
+            self.markdown.push(&cleaned, &mut out);
+            self.text.write(&out);
+        }
+    }
+
+    fn reasoning_delta(&mut self, delta: &str) {
+        self.waiting = None;
+        let cleaned = clean_stream(delta);
+        if !self.in_reasoning {
+            if cleaned.trim().is_empty() {
+                return;
+            }
+            self.end_message();
+            self.gap();
+            self.in_reasoning = true;
+        }
+        let painted = self.text.painter.paint(theme::REASONING, &cleaned);
+        self.text.write(&painted);
+    }
+
+    /// Finishes the message being shown (renders what waits, ends the line).
+    fn end_message(&mut self) {
+        if self.in_message && !self.text.painter.is_plain() {
+            let mut out = String::new();
+            self.markdown.finish(&mut out);
+            self.text.write(&out);
+        }
+        if self.in_message || self.in_reasoning {
+            self.gap_pending = true;
+        }
+        self.in_message = false;
+        self.in_reasoning = false;
+        self.text.end_line();
+    }
+
+    fn tool_finished(
+        &mut self,
+        ok: bool,
+        output: &str,
+        display: Option<&ToolDisplay>,
+        duration: Duration,
+    ) {
+        // The time the user spent on an approval is not the tool's.
+        let duration = self
+            .tool_started
+            .take()
+            .map_or(duration, |started| duration.min(started.elapsed()));
+        let width = self.width();
+        let stream = self.activity();
+        let painter = stream.painter;
+        let rendered = match display {
+            Some(ToolDisplay::Diff { before, after, .. }) if ok => {
+                diff::render(before, after, painter, width, DIFF_LINES)
+            }
+            _ => lines::preview(output, ok, duration, painter, width),
+        };
+        stream.write(&rendered);
+        self.gap_pending = true;
+        self.waiting = None;
+        self.wait("thinking");
+    }
+
+    /// A line of activity in `style`, on a line of its own.
+    fn notice(&mut self, line: &str, style: super::style::Style) {
+        self.end_message();
+        let cleaned = text::clean(line, 4);
+        let stream = self.activity();
+        let painted = stream.painter.paint(style, &cleaned);
+        stream.write(&format!("{painted}\n"));
+    }
+
+    /// A subagent's event, indented under the parent's `task` line; its successful tool
+    /// results are not previewed (only the subagent's answer matters to the parent).
+    fn child_event(&mut self, event: AgentEvent) {
+        const INDENT: &str = "    ";
+        match event {
+            AgentEvent::ToolStarted { tool, summary, .. } => {
+                self.waiting = None;
+                self.end_message();
+                let width = self.width().saturating_sub(INDENT.len());
+                let stream = self.activity();
+                let line = lines::tool_line(&tool, &summary, stream.painter, width);
+                stream.write(&format!("{INDENT}{line}"));
+                self.wait("running");
+            }
+            AgentEvent::ToolFinished {
+                ok: false, output, ..
+            } => {
+                let width = self.width().saturating_sub(INDENT.len() + 2);
+                self.notice(&format!("{INDENT}  {}", one_line(&output, width)), theme::ERROR);
+            }
+            AgentEvent::Notice { message } => {
+                self.notice(&format!("{INDENT}{message}"), theme::SECONDARY);
+            }
+            AgentEvent::Warning { message } => {
+                self.notice(&format!("{INDENT}warning: {message}"), theme::WARNING);
+            }
+            AgentEvent::Error { message } => {
+                self.notice(&format!("{INDENT}error: {message}"), theme::ERROR);
+            }
+            AgentEvent::Retrying { reason, .. } => {
+                self.notice(&format!("{INDENT}retrying: {reason}"), theme::WARNING);
             }
             AgentEvent::TodosChanged { todos } => {
-                self.activity_line(&mut state, &self.style("2", &todos_block(&todos, "")));
+                self.notice(&todos_block(&todos, INDENT), theme::SECONDARY);
             }
-            AgentEvent::Subagent { event } => self.child_event(&mut state, *event),
+            _ => {}
         }
+    }
+
+    /// A blank line before a new block, when something was printed before it in this turn.
+    fn gap(&mut self) {
+        self.text.end_line();
+        if self.gap_pending {
+            self.gap_pending = false;
+            self.activity().write("\n");
+        }
+        self.gap_pending = true;
     }
 }
 
-impl TerminalSink {
-    /// A subagent's event, indented under the parent's `task` line; its successful tool
-    /// results are not previewed (only the subagent's answer matters to the parent).
-    fn child_event(&self, state: &mut State, event: AgentEvent) {
-        const INDENT: &str = "    ";
-        let line = match event {
-            AgentEvent::ToolStarted { tool, summary, .. } => format!(
-                "{INDENT}{} {}  {}",
-                self.style("36", "●"),
-                self.style("1", &tool),
-                one_line(&summary, PREVIEW_WIDTH)
-            ),
-            AgentEvent::ToolFinished {
-                ok: false, output, ..
-            } => self.style(
-                "2;31",
-                &format!("{INDENT}  {}", one_line(&output, PREVIEW_WIDTH)),
-            ),
-            AgentEvent::Notice { message } => self.style("2", &format!("{INDENT}{message}")),
-            AgentEvent::Warning { message } => {
-                self.style("33", &format!("{INDENT}warning: {message}"))
-            }
-            AgentEvent::Error { message } => self.style("31", &format!("{INDENT}error: {message}")),
-            AgentEvent::Retrying { reason, .. } => {
-                self.style("33", &format!("{INDENT}retrying: {reason}"))
-            }
-            AgentEvent::TodosChanged { todos } => self.style("2", &todos_block(&todos, INDENT)),
-            _ => return,
-        };
-        self.activity_line(state, &line);
+/// Model text for the screen: escape sequences and control characters removed (tabs and
+/// newlines kept).
+fn clean_stream(text: &str) -> String {
+    if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        text::clean(text, 4)
+    } else {
+        text.to_string()
+    }
+}
+
+/// `~/work/project` for a path under the home directory.
+fn home_relative(path: &std::path::Path) -> String {
+    match dirs::home_dir().and_then(|home| path.strip_prefix(home).ok().map(|p| p.to_path_buf())) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
     }
 }
 
@@ -230,35 +517,7 @@ pub fn todos_block(todos: &[crate::tools::todos::Todo], indent: &str) -> String 
     out
 }
 
-/// `tokens 1200 in / 80 out · context 1% of 128000`, or `usage unknown`.
-pub fn usage_line(
-    usage: Option<&crate::model::Usage>,
-    context_tokens: Option<u64>,
-    context_window: u64,
-) -> String {
-    let Some(usage) = usage else {
-        return "usage unknown".to_string();
-    };
-    let mut line = format!(
-        "tokens {} in / {} out",
-        usage.prompt_tokens, usage.completion_tokens
-    );
-    if let Some(cached) = usage.cached_tokens {
-        line.push_str(&format!(" ({cached} cached)"));
-    }
-    if let Some(cost) = usage.cost {
-        line.push_str(&format!(" · ${cost:.4}"));
-    }
-    if let Some(tokens) = context_tokens.filter(|_| context_window > 0) {
-        line.push_str(&format!(
-            " · context {}% of {context_window}",
-            tokens * 100 / context_window
-        ));
-    }
-    line
-}
-
-/// The first line of `text`, cut to `width` characters with `…`.
+/// The first line of `text`, cut to `width` characters with `…` (also when more lines follow).
 pub fn one_line(text: &str, width: usize) -> String {
     let first = text.lines().next().unwrap_or("");
     let more = text.lines().nth(1).is_some();

@@ -1,0 +1,354 @@
+//! The REPL in a real pseudo-terminal (expectrl) against the mock model server: typing a
+//! task, answering an approval with one key, interrupting a running tool and a streaming
+//! answer with Ctrl-C, the keys at the prompt, and plain output under `NO_COLOR`.
+//!
+//! Waits are on output with a timeout, never sleeps. The one timing assertion is the one the
+//! issue sets: the prompt is back within a second of Ctrl-C.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession;
+use expectrl::{Expect, Session};
+use serde_json::json;
+
+use crate::support::sse::{check_request_invariants, text_events, tool_events};
+use crate::support::{MockServer, Reply, TestEnv};
+
+/// Generous: the machine is shared and debug builds are slow to start.
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Pty {
+    session: OsSession,
+    /// Everything read so far, escape codes included.
+    log: String,
+    env: TestEnv,
+}
+
+impl Pty {
+    /// `agent` with `args` in a 100x30 terminal; colour unless `vars` says otherwise.
+    fn start(server: &MockServer, args: &[&str], vars: &[(&str, &str)]) -> Self {
+        let env = TestEnv::with_server(server);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &env.home)
+            .env("AGENT_HOME", &env.agent_home)
+            .env("BASE_URL", server.base_url())
+            .env("MODEL", "mock-model")
+            .env("TERM", "xterm-256color")
+            .current_dir(&env.workspace);
+        for (key, value) in vars {
+            cmd.env(key, value);
+        }
+        let mut session = Session::spawn(cmd).expect("spawn agent in a pty");
+        session
+            .get_process_mut()
+            .set_window_size(100, 30)
+            .expect("window size");
+        Self {
+            session,
+            log: String::new(),
+            env,
+        }
+    }
+
+    /// Waits until `needle` appears; returns what came before it. Panics with the screen
+    /// output so far when it does not come within `timeout`.
+    fn expect(&mut self, needle: &str, timeout: Duration) -> String {
+        self.session.set_expect_timeout(Some(timeout));
+        match self.session.expect(needle) {
+            Ok(found) => {
+                self.log
+                    .push_str(&String::from_utf8_lossy(found.as_bytes()));
+                String::from_utf8_lossy(found.before()).into_owned()
+            }
+            Err(error) => panic!(
+                "waiting for {needle:?}: {error}\n--- output so far ---\n{}",
+                strip(&self.log)
+            ),
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        self.session.send(text).expect("write to pty");
+    }
+
+    /// Ctrl-<key>.
+    fn ctrl(&mut self, key: char) {
+        let byte = (key.to_ascii_uppercase() as u8) & 0x1f;
+        self.session.send([byte]).expect("write to pty");
+    }
+
+    /// Waits for the process to end and returns its exit code.
+    fn exit_code(&mut self) -> i32 {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            // Keep draining output so the child never blocks on a full pty.
+            self.session
+                .set_expect_timeout(Some(Duration::from_millis(50)));
+            if let Ok(found) = self.session.expect(expectrl::Eof) {
+                self.log
+                    .push_str(&String::from_utf8_lossy(found.as_bytes()));
+            }
+            match self.session.get_process().status() {
+                Ok(WaitStatus::Exited(_, code)) => return code,
+                Ok(WaitStatus::StillAlive) | Err(_) if Instant::now() < deadline => {}
+                other => panic!("agent did not exit: {other:?}\n{}", strip(&self.log)),
+            }
+        }
+    }
+}
+
+/// `text` without escape sequences.
+fn strip(text: &str) -> String {
+    agent::ui::text::clean(text, 4)
+}
+
+#[test]
+fn task_approval_and_ctrl_d() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            &json!({"command": "touch approved.txt && echo made-it"}).to_string(),
+        )),
+        Reply::Sse(text_events(&[
+            "Created **approved",
+            ".txt** for ",
+            "you.\n",
+        ])),
+    ]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    // A trailing backslash continues the input on a new line.
+    pty.send("create the file\\\r");
+    pty.send("named approved.txt\r");
+    pty.expect("allow?", WAIT);
+    pty.send("y");
+    pty.expect("made-it", WAIT);
+    pty.expect("you.", WAIT);
+    pty.expect("in · ", WAIT);
+    pty.expect("›", WAIT);
+    assert!(pty.env.workspace.join("approved.txt").exists());
+    let screen = strip(&pty.log);
+    assert!(
+        screen.contains("● bash  touch approved.txt && echo made-it"),
+        "{screen}"
+    );
+    assert!(screen.contains("Created approved.txt for you."), "{screen}");
+    pty.ctrl('d');
+    let history_file = pty.env.agent_home.join("history");
+    assert_eq!(pty.exit_code(), 0);
+
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].messages();
+    assert!(
+        first[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("create the file\nnamed approved.txt"),
+        "{first:?}"
+    );
+    check_request_invariants(&requests[1].body).unwrap();
+    let history = std::fs::read_to_string(history_file).unwrap_or_default();
+    assert!(history.contains("named approved.txt"), "{history}");
+}
+
+#[test]
+fn ctrl_c_during_a_tool_kills_it_and_returns_to_the_prompt() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events("call_1", "bash", r#"{"command": "sleep 30"}"#)),
+        Reply::Sse(text_events(&["back again"])),
+    ]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("wait a while\r");
+    pty.expect("allow?", WAIT);
+    pty.send("y");
+    // The spinner shows the tool is running.
+    pty.expect("running", WAIT);
+    let pressed = Instant::now();
+    pty.ctrl('c');
+    pty.expect("interrupted by user", Duration::from_secs(1));
+    pty.expect("›", Duration::from_secs(1));
+    let elapsed = pressed.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(1),
+        "prompt back after {elapsed:?}"
+    );
+
+    pty.send("and now?\r");
+    pty.expect("back again", WAIT);
+    pty.expect("›", WAIT);
+    pty.ctrl('d');
+    assert_eq!(pty.exit_code(), 0);
+
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    check_request_invariants(&requests[1].body).unwrap();
+    let messages = requests[1].messages();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("tool message");
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by user"),
+        "{tool}"
+    );
+}
+
+#[test]
+fn ctrl_c_at_the_approval_prompt_declines_and_interrupts() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            r#"{"command": "touch never.txt"}"#,
+        )),
+        Reply::Sse(text_events(&["fine"])),
+    ]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("make a file\r");
+    pty.expect("allow?", WAIT);
+    let pressed = Instant::now();
+    pty.ctrl('c');
+    pty.expect("interrupted by user", Duration::from_secs(1));
+    pty.expect("›", Duration::from_secs(1));
+    assert!(pressed.elapsed() < Duration::from_secs(1));
+    assert!(!pty.env.workspace.join("never.txt").exists());
+
+    pty.send("ok?\r");
+    pty.expect("fine", WAIT);
+    pty.ctrl('d');
+    assert_eq!(pty.exit_code(), 0);
+    let requests = server.chat_requests();
+    check_request_invariants(&requests[1].body).unwrap();
+    let messages = requests[1].messages();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("tool message");
+    assert_eq!(tool["content"], "The user denied this tool call.");
+}
+
+#[test]
+fn json_needs_a_task() {
+    let server = MockServer::start(vec![]);
+    let mut pty = Pty::start(&server, &["--json"], &[]);
+    let (code, output) = pty.exit_code_with_log();
+    assert_eq!(code, 2, "{output}");
+    assert!(output.contains("`--json` needs a task"), "{output}");
+}
+
+#[test]
+fn ctrl_c_while_streaming_cancels_the_request() {
+    let first = json!({"choices": [{"index": 0, "delta": {"content": "Streaming slowly "}}]});
+    let server = MockServer::start(vec![
+        Reply::SseRaw(vec![
+            (Duration::ZERO, format!("data: {first}\n\n").into_bytes()),
+            (Duration::from_secs(30), b"data: [DONE]\n\n".to_vec()),
+        ]),
+        Reply::Sse(text_events(&["second answer"])),
+    ]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("tell me a story\r");
+    pty.expect("Streaming", WAIT);
+    let pressed = Instant::now();
+    pty.ctrl('c');
+    pty.expect("interrupted by user", Duration::from_secs(1));
+    pty.expect("›", Duration::from_secs(1));
+    assert!(pressed.elapsed() < Duration::from_secs(1));
+
+    pty.send("again\r");
+    pty.expect("second answer", WAIT);
+    pty.expect("›", WAIT);
+    pty.ctrl('d');
+    assert_eq!(pty.exit_code(), 0);
+    let requests = server.chat_requests();
+    check_request_invariants(&requests[1].body).unwrap();
+    let roles: Vec<String> = requests[1]
+        .messages()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(roles, vec!["system", "user", "user"]);
+}
+
+#[test]
+fn keys_and_commands_at_the_prompt() {
+    let server = MockServer::start(vec![]);
+    let mut pty = Pty::start(&server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("/help\r");
+    pty.expect("/resume", WAIT);
+    pty.expect("›", WAIT);
+    pty.send("/nope\r");
+    pty.expect("unknown command `/nope`; known: /help, /exit", WAIT);
+    pty.expect("›", WAIT);
+    // Tab completes a slash command.
+    pty.send("/he\t");
+    pty.expect("lp", WAIT);
+    pty.send("\r");
+    pty.expect("/resume", WAIT);
+    pty.expect("›", WAIT);
+    // Ctrl-C clears a line with text and keeps the session.
+    pty.send("half a thought");
+    pty.expect("thought", WAIT);
+    pty.ctrl('c');
+    pty.send("/model\r");
+    pty.expect("model: mock-model", WAIT);
+    pty.expect("›", WAIT);
+    // On an empty line: once warns, twice exits.
+    pty.ctrl('c');
+    pty.expect("Ctrl-C again", WAIT);
+    pty.ctrl('c');
+    assert_eq!(pty.exit_code(), 0);
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn no_color_means_no_escape_codes() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            r#"{"command": "touch x.txt"}"#,
+        )),
+        Reply::Sse(text_events(&["# Done\n\n**Created** `x.txt`.\n"])),
+    ]);
+    let mut pty = Pty::start(&server, &["make x.txt"], &[("NO_COLOR", "1")]);
+    pty.expect("allow?", WAIT);
+    pty.send("y");
+    pty.expect("Created", WAIT);
+    let code = pty.exit_code_with_log();
+    assert_eq!(code.0, 0, "{}", code.1);
+    let output = code.1;
+    assert!(
+        !output.contains('\x1b'),
+        "escape code in NO_COLOR output: {output:?}"
+    );
+    assert!(output.contains("● bash  touch x.txt"), "{output}");
+    assert!(output.contains("**Created** `x.txt`."), "{output}");
+}
+
+impl Pty {
+    /// Like [`Pty::exit_code`], also returning everything the process wrote.
+    fn exit_code_with_log(&mut self) -> (i32, String) {
+        self.session.set_expect_timeout(Some(WAIT));
+        if let Ok(found) = self.session.expect(expectrl::Eof) {
+            self.log
+                .push_str(&String::from_utf8_lossy(found.as_bytes()));
+        }
+        let log = self.log.clone();
+        (self.exit_code(), log)
+    }
+}
