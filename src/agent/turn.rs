@@ -96,7 +96,10 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut empty_replies = 0;
+    // The run-it-yourself request was sent (at most once a turn), and whether the reply
+    // being read is the one right after it.
     let mut nudged = false;
+    let mut answering_nudge = false;
     let mut retried_overflow = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
@@ -138,6 +141,9 @@ pub async fn run(
             cx.hooks.on_usage(&usage);
         }
         let mut message = completion.message;
+        if std::mem::take(&mut answering_nudge) {
+            super::verify::take_shell_block_as_call(&mut message, &cx.dispatcher.registry.names());
+        }
         let raw_calls = message.tool_calls.clone();
         for call in &mut message.tool_calls {
             call.arguments = sanitize_arguments(&call.arguments);
@@ -166,10 +172,11 @@ pub async fn run(
             push(cx, history, message);
             if !nudged && super::verify::needs_run_nudge(super::verify::this_turn(history), &text) {
                 nudged = true;
+                answering_nudge = true;
                 cx.sink.emit(AgentEvent::Notice {
                     message: "asking the model to run it instead of leaving it to you".into(),
                 });
-                push(cx, history, Message::user(super::verify::RUN_IT_YOURSELF));
+                push(cx, history, Message::user(super::verify::run_it_yourself(&text)));
                 continue;
             }
             return TurnOutcome::Done { text };

@@ -15,15 +15,83 @@
 //!   model wrote instructions instead of doing the work).
 //!
 //! Then the answer is kept in the history and one harness message asks the model to run the
-//! command itself. At most once per turn.
+//! command itself, naming the command when the answer showed one. At most once per turn.
+//!
+//! Small models often answer that request with nothing but the command in a fenced shell
+//! block: their way of calling the tool. Only in the reply right after the request, a message
+//! that is exactly one `bash`/`sh`/`shell` block is taken as a `bash` call; it then goes
+//! through the dispatcher and the permission rules like any call. Anywhere else a shell block
+//! stays text.
 
-use crate::model::{Message, Role};
+use crate::model::{Message, Role, ToolCall};
 
 /// The message sent after an answer that left running something to the user.
 pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nDo not leave commands for the user: \
     run what the task needs yourself now with the bash tool (the program, the tests or the \
     build), check the output, and fix any problem. Then give your final answer.\n\
     </system-reminder>";
+
+/// The request naming the command the answer showed, or [`RUN_IT_YOURSELF`].
+pub fn run_it_yourself(answer: &str) -> String {
+    match first_shell_block(answer).filter(|c| !c.contains('\n') && c.len() <= 200) {
+        Some(command) => format!(
+            "<system-reminder>\nRun `{command}` yourself now: call the bash tool. Do not leave \
+             it to the user. Then check the output, fix any problem, and give your final \
+             answer.\n</system-reminder>"
+        ),
+        None => RUN_IT_YOURSELF.to_string(),
+    }
+}
+
+/// Turns a reply that is exactly one fenced shell block into a `bash` call (see the module
+/// doc); anything else is left alone. Only when `offered` has `bash`.
+pub fn take_shell_block_as_call(message: &mut Message, offered: &[&str]) {
+    if !message.tool_calls.is_empty() || !offered.contains(&"bash") {
+        return;
+    }
+    let text = message.text_content().trim();
+    let Some(command) = first_shell_block(text) else {
+        return;
+    };
+    let is_whole_message =
+        text.starts_with("```") && text.ends_with("```") && text.matches("```").count() == 2;
+    if !is_whole_message {
+        return;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    message.tool_calls = vec![ToolCall {
+        id: format!("call_sh{nanos:08x}"),
+        name: "bash".to_string(),
+        arguments: serde_json::json!({ "command": command }).to_string(),
+    }];
+    message.content = None;
+}
+
+/// The body of the first fenced shell block (`bash`, `sh`, `shell`, `console`, `zsh`), with
+/// `$ ` prompts removed.
+fn first_shell_block(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(info) = line.trim_start().strip_prefix("```") else {
+            continue;
+        };
+        if !SHELL_INFOS.contains(&info.trim().to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.trim_start().starts_with("```"))
+            .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+            .collect();
+        let body = body.join("\n").trim().to_string();
+        return (!body.is_empty()).then_some(body);
+    }
+    None
+}
+
+const SHELL_INFOS: &[&str] = &["bash", "sh", "shell", "console", "zsh", "shell-session"];
 
 /// Words in a request that ask for something to be run.
 const RUN_WORDS: &[&str] = &[
@@ -113,7 +181,7 @@ fn suggests_command(answer: &str) -> bool {
         }
         if let Some(info) = line.strip_prefix("```") {
             let info = info.trim().to_ascii_lowercase();
-            if matches!(info.as_str(), "bash" | "sh" | "shell" | "console" | "zsh" | "shell-session") {
+            if SHELL_INFOS.contains(&info.as_str()) {
                 return lines
                     .next()
                     .is_some_and(|body| !body.trim().is_empty() && !body.starts_with("```"));
@@ -157,6 +225,29 @@ mod tests {
         assert!(needs_run_nudge(&asked, "Created hello.py."));
         asked[0] = Message::user("rerun-proof wording: truncate the file");
         assert!(!needs_run_nudge(&asked, "Created hello.py."));
+    }
+
+    #[test]
+    fn the_request_names_the_command() {
+        assert!(run_it_yourself(SUGGESTION).contains("Run `python hello.py` yourself now"));
+        assert_eq!(run_it_yourself("Created it."), RUN_IT_YOURSELF);
+    }
+
+    #[test]
+    fn only_a_bare_shell_block_becomes_a_call() {
+        let mut reply = Message::assistant("```bash\n$ python hello.py\n```");
+        take_shell_block_as_call(&mut reply, &["bash"]);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"command":"python hello.py"}"#);
+        assert_eq!(reply.content, None);
+        for text in [SUGGESTION, "```python\nprint(1)\n```", "```bash\nls\n```\n```bash\npwd\n```"] {
+            let mut reply = Message::assistant(text);
+            take_shell_block_as_call(&mut reply, &["bash"]);
+            assert!(reply.tool_calls.is_empty(), "{text}");
+        }
+        let mut no_bash = Message::assistant("```bash\nls\n```");
+        take_shell_block_as_call(&mut no_bash, &["read_file"]);
+        assert!(no_bash.tool_calls.is_empty());
     }
 
     #[test]

@@ -97,7 +97,38 @@ fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
     assert_eq!(requests.len(), 4);
     let nudge = requests[2].messages();
     let last = nudge.last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(last.contains("run what the task needs yourself"), "{last}");
+    assert!(last.contains("Run `sh hello.sh` yourself now"), "{last}");
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
+}
+
+#[test]
+fn a_bare_shell_block_right_after_the_run_request_is_run() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "w1",
+            "write_file",
+            r#"{"path":"hello.sh","content":"echo hello\n"}"#,
+        )),
+        Reply::Sse(text_events(&["Created it. You can run:\n```sh\nsh hello.sh\n```"])),
+        Reply::Sse(text_events(&["```bash\nsh hello.sh\n```"])),
+        Reply::Sse(text_events(&["It printed hello."])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "create hello.sh and run it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "It printed hello.\n");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let nudge = requests[2].messages().last().unwrap()["content"].clone();
+    assert!(nudge.as_str().unwrap().contains("Run `sh hello.sh` yourself now"));
+    let last = requests[3].messages();
+    let call = &last[last.len() - 2]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "bash");
+    let result = last.last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(result.starts_with("hello\n"), "{result}");
     for request in &requests {
         check_request_invariants(&request.body).unwrap();
     }
