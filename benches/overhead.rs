@@ -4,7 +4,7 @@
 //! calls: wall time (median, p90), the agent's own overhead (wall time minus the time the
 //! three shell commands take on their own), peak RSS, and `agent --version` start-up time.
 
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![allow(clippy::expect_used, clippy::unwrap_used, dead_code)]
 
 #[path = "../tests/support/mock.rs"]
 mod mock;

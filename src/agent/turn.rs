@@ -302,12 +302,10 @@ async fn call_model(
     nudge: bool,
 ) -> Result<crate::model::Completion, CallError> {
     let mut request = build_request(cx, history);
-    if nudge {
-        if let Some(last) = request.messages.last_mut() {
-            last.content
-                .get_or_insert_with(String::new)
-                .push_str(EMPTY_REPLY_NUDGE);
-        }
+    if nudge && let Some(last) = request.messages.last_mut() {
+        last.content
+            .get_or_insert_with(String::new)
+            .push_str(EMPTY_REPLY_NUDGE);
     }
     let sink = Arc::clone(cx.sink);
     let mut on_event = move |event: StreamEvent| {

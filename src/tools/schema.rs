@@ -47,14 +47,14 @@ fn check(value: Value, schema: &Value, at: &str) -> Result<Value, String> {
             json_kind(&value)
         )));
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(&value) {
-            let options: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            return Err(field(format!(
-                "expected one of {}, found {value}",
-                options.join(", ")
-            )));
-        }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(&value)
+    {
+        let options: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        return Err(field(format!(
+            "expected one of {}, found {value}",
+            options.join(", ")
+        )));
     }
     if let Some(number) = value.as_f64() {
         let bound = |key| schema.get(key).and_then(Value::as_f64);
