@@ -142,7 +142,7 @@ pub async fn run(
         }
         let mut message = completion.message;
         if std::mem::take(&mut answering_nudge) {
-            super::verify::take_shell_block_as_call(&mut message, &cx.dispatcher.registry.names());
+            super::verify::take_suggested_call(&mut message, &cx.dispatcher.registry.names());
         }
         let raw_calls = message.tool_calls.clone();
         for call in &mut message.tool_calls {

@@ -17,11 +17,11 @@
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself, naming the command when the answer showed one. At most once per turn.
 //!
-//! Small models often answer that request with nothing but the command in a fenced shell
-//! block: their way of calling the tool. Only in the reply right after the request, a message
-//! that is exactly one `bash`/`sh`/`shell` block is taken as a `bash` call; it then goes
-//! through the dispatcher and the permission rules like any call. Anywhere else a shell block
-//! stays text.
+//! Small models often answer that request by showing the command again, in a fenced shell
+//! block or as a tool-call block inside prose: their way of calling the tool. Only in the
+//! reply right after the request, such a block is taken as the call (a tool-call block
+//! naming an offered tool first, else the first shell block as `bash`); it then goes through
+//! the dispatcher and the permission rules like any call. Anywhere else it stays text.
 
 use crate::model::{Message, Role, ToolCall};
 
@@ -43,30 +43,62 @@ pub fn run_it_yourself(answer: &str) -> String {
     }
 }
 
-/// Turns a reply that is exactly one fenced shell block into a `bash` call (see the module
-/// doc); anything else is left alone. Only when `offered` has `bash`.
-pub fn take_shell_block_as_call(message: &mut Message, offered: &[&str]) {
-    if !message.tool_calls.is_empty() || !offered.contains(&"bash") {
+/// In the reply right after the run request (see the module doc): when it has no tool call
+/// but shows one, that is the call. First a tool-call block inside the text (a fenced JSON
+/// call or a `<tool_call>` block naming an offered tool), else the first fenced shell block
+/// as a `bash` call. The text stays as the message's content.
+pub fn take_suggested_call(message: &mut Message, offered: &[&str]) {
+    if !message.tool_calls.is_empty() {
         return;
     }
-    let text = message.text_content().trim();
-    let Some(command) = first_shell_block(text) else {
+    let text = message.text_content().to_string();
+    let calls = embedded_call_blocks(&text)
+        .find_map(|block| crate::model::text_calls::extract(block, offered))
+        .or_else(|| {
+            let command = first_shell_block(&text).filter(|_| offered.contains(&"bash"))?;
+            Some(vec![ToolCall {
+                id: String::new(),
+                name: "bash".to_string(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            }])
+        });
+    let Some(mut calls) = calls else {
         return;
     };
-    let is_whole_message =
-        text.starts_with("```") && text.ends_with("```") && text.matches("```").count() == 2;
-    if !is_whole_message {
-        return;
-    }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    message.tool_calls = vec![ToolCall {
-        id: format!("call_sh{nanos:08x}"),
-        name: "bash".to_string(),
-        arguments: serde_json::json!({ "command": command }).to_string(),
-    }];
-    message.content = None;
+    for (index, call) in calls.iter_mut().enumerate() {
+        call.id = format!("call_v{nanos:08x}{index}");
+    }
+    message.tool_calls = calls;
+}
+
+/// Fenced blocks (with any info string) and `<tool_call>`/`<tools>` sections of `text`, each
+/// with its delimiters, in order.
+fn embedded_call_blocks(text: &str) -> impl Iterator<Item = &str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = ["```", "<tool_call>", "<tools>"]
+        .iter()
+        .filter_map(|open| rest.find(open).map(|at| (at, *open)))
+        .min()
+    {
+        let (at, open) = start;
+        let close = match open {
+            "```" => "```",
+            "<tool_call>" => "</tool_call>",
+            _ => "</tools>",
+        };
+        let after_open = &rest[at + open.len()..];
+        let Some(end) = after_open.find(close) else {
+            break;
+        };
+        let block_end = at + open.len() + end + close.len();
+        blocks.push(&rest[at..block_end]);
+        rest = &rest[block_end..];
+    }
+    blocks.into_iter()
 }
 
 /// The body of the first fenced shell block (`bash`, `sh`, `shell`, `console`, `zsh`), with
@@ -233,21 +265,31 @@ mod tests {
         assert_eq!(run_it_yourself("Created it."), RUN_IT_YOURSELF);
     }
 
+    fn suggested(text: &str, offered: &[&str]) -> Vec<(String, String)> {
+        let mut reply = Message::assistant(text);
+        take_suggested_call(&mut reply, offered);
+        reply
+            .tool_calls
+            .into_iter()
+            .map(|c| (c.name, c.arguments))
+            .collect()
+    }
+
     #[test]
-    fn only_a_bare_shell_block_becomes_a_call() {
-        let mut reply = Message::assistant("```bash\n$ python hello.py\n```");
-        take_shell_block_as_call(&mut reply, &["bash"]);
-        assert_eq!(reply.tool_calls.len(), 1);
-        assert_eq!(reply.tool_calls[0].arguments, r#"{"command":"python hello.py"}"#);
-        assert_eq!(reply.content, None);
-        for text in [SUGGESTION, "```python\nprint(1)\n```", "```bash\nls\n```\n```bash\npwd\n```"] {
-            let mut reply = Message::assistant(text);
-            take_shell_block_as_call(&mut reply, &["bash"]);
-            assert!(reply.tool_calls.is_empty(), "{text}");
-        }
-        let mut no_bash = Message::assistant("```bash\nls\n```");
-        take_shell_block_as_call(&mut no_bash, &["read_file"]);
-        assert!(no_bash.tool_calls.is_empty());
+    fn the_suggested_command_becomes_the_call() {
+        let bash = |command: &str| {
+            vec![(
+                "bash".to_string(),
+                serde_json::json!({ "command": command }).to_string(),
+            )]
+        };
+        assert_eq!(suggested("```bash\n$ python hello.py\n```", &["bash"]), bash("python hello.py"));
+        assert_eq!(suggested(SUGGESTION, &["bash"]), bash("python hello.py"));
+        let embedded = "You can use bash:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```\nThen...";
+        assert_eq!(suggested(embedded, &["bash"]), bash("ls"));
+        assert!(suggested("```python\nprint(1)\n```", &["bash"]).is_empty());
+        assert!(suggested("All done.", &["bash"]).is_empty());
+        assert!(suggested("```bash\nls\n```", &["read_file"]).is_empty());
     }
 
     #[test]

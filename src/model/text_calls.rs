@@ -67,8 +67,14 @@ fn tagged_calls(mut rest: &str) -> Option<Vec<Call>> {
     let mut calls = Vec::new();
     while !rest.is_empty() {
         if rest.starts_with("<function=") || rest.starts_with("<function ") {
-            let (element, after) = take_element(rest, "</function>");
-            calls.push(xml_call(element)?);
+            let open_end = rest.find('>')?;
+            let (call, after) = if rest[..open_end].ends_with('/') {
+                (self_closing_call(&rest[..open_end])?, &rest[open_end + 1..])
+            } else {
+                let (element, after) = take_element(rest, "</function>");
+                (xml_call(element)?, after)
+            };
+            calls.push(call);
             rest = after.trim_start();
             continue;
         }
@@ -169,14 +175,33 @@ fn xml_call(element: &str) -> Option<Call> {
     Some((name, Value::Object(arguments).to_string()))
 }
 
+/// `<function name="NAME" arguments='{...}'/>` (the tag without its final `>`).
+fn self_closing_call(open: &str) -> Option<Call> {
+    let name = attribute(open, "function")?;
+    let arguments = quoted_attribute(open, "arguments").unwrap_or_else(|| "{}".to_string());
+    let value: Value = serde_json::from_str(&arguments).ok()?;
+    value.is_object().then(|| (name, value.to_string()))
+}
+
+/// The value of ` KEY='...'` or ` KEY="..."` in an opening tag.
+fn quoted_attribute(open: &str, key: &str) -> Option<String> {
+    let start = open.find(&format!(" {key}="))? + key.len() + 2;
+    let rest = &open[start..];
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let body = &rest[1..];
+    Some(body[..body.find(quote)?].to_string())
+}
+
 /// The name in `<tag=NAME` or `<tag name="NAME"`.
 fn attribute(open: &str, tag: &str) -> Option<String> {
     let rest = open.strip_prefix('<')?.strip_prefix(tag)?;
     let name = if let Some(value) = rest.strip_prefix('=') {
         value.trim().trim_matches('"').to_string()
     } else {
-        let value = rest.trim().strip_prefix("name=")?;
-        value.trim().trim_matches(|c| c == '"' || c == '\'').to_string()
+        quoted_attribute(open, "name").or_else(|| {
+            let value = rest.trim().strip_prefix("name=")?;
+            Some(value.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+        })?
     };
     (!name.is_empty()).then_some(name)
 }
@@ -263,6 +288,10 @@ mod tests {
         );
         assert_eq!(
             names("<function name=\"bash\"><parameter name=\"command\">ls</parameter></function>"),
+            ls()
+        );
+        assert_eq!(
+            names("<tools>\n  <function name=\"bash\" arguments='{\"command\":\"ls\"}'/>\n</tools>"),
             ls()
         );
     }
