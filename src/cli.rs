@@ -122,4 +122,3 @@ pub struct SandboxHelperArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
-

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
-use crate::cli::{CheckArgs, Cli, Command, RunArgs, SandboxArg};
+use crate::cli::{Cli, Command, RunArgs, SandboxArg};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
 use crate::model::{Client, ProviderSettings, TextToolCalls};
@@ -26,18 +26,26 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Done
+            }
+            .into();
         }
     };
     let exit = match cli.command {
-        Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Check(args)) => crate::permissions::check::run(&args, &cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());
             Exit::Done
         }
         Some(command) => {
-            fail(&format!("`{}` is not available yet", command_name(&command)));
+            fail(&format!(
+                "`{}` is not available yet",
+                command_name(&command)
+            ));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -63,51 +71,6 @@ pub fn fail(message: &str) {
 
 fn load_config(args: &RunArgs) -> Result<Config, ConfigError> {
     Config::load(args, Environment::capture())
-}
-
-fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
-    let config = match load_config(run) {
-        Ok(config) => config,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Usage;
-        }
-    };
-    let (engine, warnings) = PermissionEngine::from_config(&config);
-    for warning in warnings {
-        eprintln!("agent: warning: {warning}");
-    }
-    let evaluation = match &args.tool {
-        None => engine.check_bash(&args.subject),
-        Some(tool) => {
-            let path = config.cwd.join(&args.subject);
-            let write = tool != "read_file";
-            engine.check_file(tool, &path, write)
-        }
-    };
-    if args.json {
-        let value = serde_json::json!({
-            "verdict": evaluation.decision,
-            "parts": evaluation.parts.iter().map(|p| serde_json::json!({
-                "command": p.command,
-                "verdict": p.decision,
-                "rule": p.rule.as_ref().map(ToString::to_string),
-                "reason": p.reason,
-            })).collect::<Vec<_>>(),
-        });
-        println!("{value}");
-    } else {
-        println!("{}", evaluation.decision);
-        for part in &evaluation.parts {
-            let rule = part
-                .rule
-                .as_ref()
-                .map(|r| format!(" [{r}]"))
-                .unwrap_or_default();
-            println!("  {}: {} — {}{rule}", part.decision, part.command, part.reason);
-        }
-    }
-    Exit::Done
 }
 
 /// How the task arrives.
@@ -154,14 +117,21 @@ fn session(args: &RunArgs) -> Exit {
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
+        let no_color = config
+            .environment
+            .get("NO_COLOR")
+            .is_some_and(|v| !v.is_empty())
             || config.environment.get("TERM") == Some("dumb");
         let text_target = if interactive || stdout_tty {
             Target::Stdout
         } else {
             Target::Stderr
         };
-        let activity = if interactive { Target::Stdout } else { Target::Stderr };
+        let activity = if interactive {
+            Target::Stdout
+        } else {
+            Target::Stderr
+        };
         let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
@@ -230,7 +200,11 @@ fn sandbox_line(exec: &ExecSettings) -> String {
         SandboxMode::ReadOnly => "read-only",
         SandboxMode::Off => "off",
     };
-    let network = if exec.network { "network on" } else { "network off" };
+    let network = if exec.network {
+        "network on"
+    } else {
+        "network off"
+    };
     format!("sandbox {mode}, {network}")
 }
 
@@ -264,10 +238,16 @@ pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigErro
     let secs = std::time::Duration::from_secs;
     Ok(ProviderSettings {
         headers: section.headers.clone(),
-        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
-        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
+        connect_timeout: section
+            .connect_timeout_secs
+            .map_or(defaults.connect_timeout, secs),
+        idle_timeout: section
+            .idle_timeout_secs
+            .map_or(defaults.idle_timeout, secs),
         max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
+        max_retry_wait: section
+            .max_retry_wait_secs
+            .map_or(defaults.max_retry_wait, secs),
         text_tool_calls,
         stream: section.stream.unwrap_or(true),
         extra_body,

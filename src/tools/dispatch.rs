@@ -213,7 +213,11 @@ impl Dispatcher<'_> {
                     .iter()
                     .filter(|p| p.decision == Decision::Ask)
                 {
-                    engine.allow_for_session(&part.command);
+                    if request.tool == "bash" {
+                        engine.allow_for_session(&part.command);
+                    } else {
+                        engine.allow_file_for_session(&request.tool, &part.command);
+                    }
                 }
                 Ok(Decision::Ask)
             }

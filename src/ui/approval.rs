@@ -44,7 +44,11 @@ pub fn prompt_text(request: &ApprovalRequest) -> String {
     let mut text = format!(
         "\n  {} wants to {}:\n    {}\n",
         request.tool,
-        if request.tool == "bash" { "run" } else { "access" },
+        if request.tool == "bash" {
+            "run"
+        } else {
+            "access"
+        },
         escape_invisible(&request.subject)
     );
     for part in request

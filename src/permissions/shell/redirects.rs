@@ -1,0 +1,319 @@
+//! Redirections, here-strings and heredocs.
+//!
+//! Output redirection targets and input files are recorded on the command so the engine can
+//! rate them (a write to anything but `/dev/null` or a descriptor is at least `ask`; a path
+//! under a `deny` file rule is `deny`). An unquoted heredoc body expands substitutions, which
+//! are walked; a heredoc or here-string feeding a shell is that shell's script.
+
+use tree_sitter::Node;
+
+use super::walk::Walker;
+use super::words::Word;
+use super::{Redirect, RedirectKind, Role, SimpleCommand, Stdin};
+
+/// What a heredoc contributes to its command.
+struct Heredoc<'t> {
+    /// The body as the command's standard input.
+    stdin: Stdin,
+    /// Redirections written after the heredoc operator (`cat <<EOF > out`).
+    redirects: Vec<Node<'t>>,
+    /// Words written after the delimiter (`cat <<EOF file`), which are arguments.
+    arguments: Vec<Node<'t>>,
+    /// Pipeline stages after the heredoc (`cat <<EOF | bash`).
+    stages: Vec<Node<'t>>,
+    /// A statement after `&&` / `||` on the heredoc line.
+    right: Option<Node<'t>>,
+}
+
+impl Walker<'_, '_> {
+    /// A `file_redirect` (or a here-string, which only has substitutions to walk).
+    pub(super) fn redirect(&mut self, node: Node<'_>) -> Vec<Redirect> {
+        if node.kind() == "herestring_redirect" {
+            self.children(node, &Stdin::Unknown);
+            return Vec::new();
+        }
+        if node.kind() != "file_redirect" {
+            self.opaque(
+                node,
+                format!("`{}` redirection is not analysed", node.kind()),
+            );
+            return Vec::new();
+        }
+        let mut operator = String::new();
+        let mut target = None;
+        let mut cursor = node.walk();
+        let kids: Vec<(Option<&str>, Node<'_>)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
+            .collect();
+        for (field, child) in kids {
+            match field {
+                Some("destination") => target = Some((child, self.word(child))),
+                Some("descriptor") => operator.push_str(self.text(child)),
+                _ if !child.is_named() => operator.push_str(self.text(child)),
+                _ => self.expression(child),
+            }
+        }
+        let kind = match operator.trim_start_matches(|c: char| c.is_ascii_digit()) {
+            "<" => RedirectKind::Read,
+            ">&-" | "<&-" => RedirectKind::Descriptor,
+            ">&" | "<&" => match &target {
+                Some((node, word)) if node.kind() == "number" || word.text == "-" => {
+                    RedirectKind::Descriptor
+                }
+                _ if operator.ends_with("<&") => RedirectKind::Read,
+                _ => RedirectKind::Write,
+            },
+            ">" | ">>" | ">|" | "&>" | "&>>" => RedirectKind::Write,
+            _ => {
+                self.opaque(
+                    node,
+                    format!("the `{operator}` redirection is not analysed"),
+                );
+                RedirectKind::Write
+            }
+        };
+        let target = target.map_or_else(|| Word::literal(""), |(_, word)| word);
+        vec![Redirect {
+            operator,
+            target,
+            kind,
+        }]
+    }
+
+    /// A here-string's text when it is a literal.
+    pub(super) fn herestring(&self, node: Node<'_>) -> Stdin {
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        match kids.as_slice() {
+            [only] => self
+                .static_text(*only)
+                .map_or(Stdin::Unknown, |text| Stdin::Known(text + "\n")),
+            _ => Stdin::Unknown,
+        }
+    }
+
+    /// A statement with redirections: `cmd > out`, `{ ...; } 2>&1`, `cat <<EOF ... EOF`.
+    pub(super) fn redirected(&mut self, node: Node<'_>, stdin: &Stdin) {
+        let body = node.child_by_field_name("body");
+        let mut redirects = Vec::new();
+        let mut input = stdin.clone();
+        let mut arguments = Vec::new();
+        let mut after: Vec<(Node<'_>, bool)> = Vec::new();
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in kids {
+            if Some(child) == body {
+                continue;
+            }
+            match child.kind() {
+                "heredoc_redirect" => {
+                    let heredoc = self.heredoc(child);
+                    input = heredoc.stdin;
+                    for redirect in heredoc.redirects {
+                        redirects.extend(self.redirect(redirect));
+                    }
+                    arguments.extend(heredoc.arguments);
+                    after.extend(heredoc.stages.into_iter().map(|s| (s, true)));
+                    after.extend(heredoc.right.map(|r| (r, false)));
+                }
+                "herestring_redirect" => {
+                    input = self.herestring(child);
+                    self.redirect(child);
+                }
+                _ => redirects.extend(self.redirect(child)),
+            }
+        }
+        let piped = match (body, &input) {
+            (Some(b), Stdin::Known(text)) if self.is_plain_cat(b) => Stdin::Known(text.clone()),
+            _ => Stdin::Unknown,
+        };
+        match body {
+            Some(b) if b.kind() == "command" => self.command(b, redirects, input, arguments),
+            Some(b) => {
+                self.node(b, &input);
+                self.redirect_only(redirects);
+            }
+            None => self.redirect_only(redirects),
+        }
+        let mut first_stage = true;
+        for (next, stage) in after {
+            let stage_input = if stage && first_stage {
+                piped.clone()
+            } else {
+                Stdin::Unknown
+            };
+            first_stage &= !stage;
+            self.node(next, &stage_input);
+        }
+    }
+
+    fn redirect_only(&mut self, redirects: Vec<Redirect>) {
+        if redirects.is_empty() {
+            return;
+        }
+        self.push(SimpleCommand {
+            words: Vec::new(),
+            redirects,
+            floors: Vec::new(),
+            role: Role::Neutral("redirects a compound command".into()),
+            deny_aliases: Vec::new(),
+        });
+    }
+
+    fn heredoc<'t>(&mut self, node: Node<'t>) -> Heredoc<'t> {
+        let mut heredoc = Heredoc {
+            stdin: Stdin::Unknown,
+            redirects: Vec::new(),
+            arguments: Vec::new(),
+            stages: Vec::new(),
+            right: None,
+        };
+        let mut quoted = false;
+        let mut strip_tabs = false;
+        let mut cursor = node.walk();
+        let kids: Vec<(Option<&str>, Node<'t>)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
+            .collect();
+        for (field, child) in kids {
+            match (field, child.kind()) {
+                (_, "<<-") => strip_tabs = true,
+                (_, "heredoc_start") => quoted = self.text(child).contains(['\'', '"', '\\']),
+                (_, "heredoc_body") => heredoc.stdin = self.heredoc_body(child, quoted, strip_tabs),
+                (Some("redirect"), _) => heredoc.redirects.push(child),
+                (Some("argument"), _) => heredoc.arguments.push(child),
+                (Some("right"), _) => heredoc.right = Some(child),
+                (_, "pipeline") => {
+                    let mut c = child.walk();
+                    heredoc.stages.extend(
+                        child
+                            .named_children(&mut c)
+                            .filter(|n| n.kind() != "comment"),
+                    );
+                }
+                (_, "heredoc_end" | "file_descriptor") => {}
+                _ if child.is_named() => self.node(child, &Stdin::Unknown),
+                _ => {}
+            }
+        }
+        heredoc
+    }
+
+    /// A heredoc body as standard input: literal when the delimiter is quoted or nothing in
+    /// it expands; substitutions of an unquoted body are walked.
+    fn heredoc_body(&mut self, node: Node<'_>, quoted: bool, strip_tabs: bool) -> Stdin {
+        let raw = self.text(node);
+        if quoted {
+            return Stdin::Known(tabs(raw, strip_tabs));
+        }
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut expands = raw.contains(['$', '`', '\\']);
+        for child in kids {
+            if child.kind() != "heredoc_content" {
+                expands = true;
+                self.expression(child);
+            }
+        }
+        if expands {
+            Stdin::Unknown
+        } else {
+            Stdin::Known(tabs(raw, strip_tabs))
+        }
+    }
+
+    /// `cat` with no file operands: its output is its input.
+    fn is_plain_cat(&self, node: Node<'_>) -> bool {
+        if node.kind() != "command" {
+            return false;
+        }
+        let mut cursor = node.walk();
+        let words: Vec<Option<String>> = node
+            .named_children(&mut cursor)
+            .map(|n| match n.kind() {
+                "command_name" => n.named_child(0).and_then(|w| self.static_text(w)),
+                _ => self.static_text(n),
+            })
+            .collect();
+        matches!(words.first(), Some(Some(name)) if name == "cat")
+            && words[1..]
+                .iter()
+                .all(|w| w.as_deref().is_some_and(|w| w.starts_with('-')))
+    }
+
+    /// What a pipeline stage writes to the next one, when it is statically known:
+    /// `echo`/`printf` of literals, or `cat` of a literal heredoc.
+    pub(super) fn output_of(&self, node: Node<'_>) -> Stdin {
+        match node.kind() {
+            "command" => {
+                let mut cursor = node.walk();
+                let mut words = Vec::new();
+                for child in node.named_children(&mut cursor) {
+                    let target = match child.kind() {
+                        "command_name" => child.named_child(0),
+                        "variable_assignment" => continue,
+                        _ => Some(child),
+                    };
+                    match target.and_then(|t| self.static_text(t)) {
+                        Some(text) => words.push(text),
+                        None => return Stdin::Unknown,
+                    }
+                }
+                match words.split_first() {
+                    Some((name, rest)) if name == "echo" || name == "printf" => {
+                        Stdin::Known(rest.join(" ") + "\n")
+                    }
+                    _ => Stdin::Unknown,
+                }
+            }
+            "redirected_statement" => self.heredoc_output(node),
+            _ => Stdin::Unknown,
+        }
+    }
+
+    fn heredoc_output(&self, node: Node<'_>) -> Stdin {
+        let Some(body) = node.child_by_field_name("body") else {
+            return Stdin::Unknown;
+        };
+        if !self.is_plain_cat(body) {
+            return Stdin::Unknown;
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() != "heredoc_redirect" {
+                continue;
+            }
+            let mut c = child.walk();
+            let start = child
+                .named_children(&mut c)
+                .find(|n| n.kind() == "heredoc_start")
+                .map(|n| self.text(n));
+            let mut c = child.walk();
+            let body = child
+                .named_children(&mut c)
+                .find(|n| n.kind() == "heredoc_body");
+            if let (Some(start), Some(body)) = (start, body) {
+                let raw = self.text(body);
+                let quoted = start.contains(['\'', '"', '\\']);
+                if quoted || !raw.contains(['$', '`', '\\']) {
+                    return Stdin::Known(raw.to_string());
+                }
+            }
+        }
+        Stdin::Unknown
+    }
+}
+
+/// `<<-` removes leading tabs from every line.
+fn tabs(body: &str, strip_tabs: bool) -> String {
+    if !strip_tabs {
+        return body.to_string();
+    }
+    body.lines()
+        .map(|line| line.trim_start_matches('\t'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
