@@ -36,6 +36,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     };
     let exit = match cli.command {
         Some(Command::Check(args)) => crate::permissions::check::run(&args, &cli.run),
+        Some(Command::Trust) => crate::config::trust::run(&cli.run),
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent", &mut std::io::stdout());

@@ -17,13 +17,19 @@ pub const MAX_GLOB_MATCHES: usize = 256;
 pub const MAX_BASES: usize = 8;
 
 /// Every path `arg` may refer to, lexical and resolved.
-pub fn candidates(arg: &PathArg, bases: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf> {
+/// `root` maps the variable a path starts with (`HOME`, `AGENT_HOME`) to its value; a
+/// variable it does not know means the path cannot be checked (no candidates).
+pub fn candidates(
+    arg: &PathArg,
+    bases: &[PathBuf],
+    root: impl Fn(&str) -> Option<PathBuf>,
+) -> Vec<PathBuf> {
     let mut written = Vec::new();
-    if arg.home {
-        let Some(home) = home else {
+    if let Some(name) = &arg.root {
+        let Some(dir) = root(name) else {
             return Vec::new();
         };
-        written.push(home.join(&arg.text));
+        written.push(dir.join(&arg.text));
     } else if arg.text.starts_with('/') {
         written.push(PathBuf::from(&arg.text));
     } else {
@@ -125,25 +131,25 @@ mod tests {
         std::fs::write(root.join("secret/key"), "k")?;
         std::os::unix::fs::symlink(root.join("secret"), root.join("link"))?;
         let arg = PathArg {
-            home: false,
+            root: None,
             text: "link/key".into(),
             glob: false,
         };
-        let found = candidates(&arg, std::slice::from_ref(&root), None);
+        let found = candidates(&arg, std::slice::from_ref(&root), |_| None);
         assert!(found.contains(&root.join("secret/key")), "{found:?}");
         let arg = PathArg {
-            home: false,
+            root: None,
             text: "link/new".into(),
             glob: false,
         };
-        let found = candidates(&arg, std::slice::from_ref(&root), None);
+        let found = candidates(&arg, std::slice::from_ref(&root), |_| None);
         assert!(found.contains(&root.join("secret/new")), "{found:?}");
         let arg = PathArg {
-            home: true,
+            root: Some("HOME".into()),
             text: "sec*/k?y".into(),
             glob: true,
         };
-        let found = candidates(&arg, &[], Some(&root));
+        let found = candidates(&arg, &[], |name| (name == "HOME").then(|| root.clone()));
         assert!(found.contains(&root.join("secret/key")), "{found:?}");
         Ok(())
     }

@@ -49,13 +49,12 @@ fn bases(engine: &PermissionEngine, directories: &[shell::Word]) -> Vec<PathBuf>
     let mut bases = vec![start.clone()];
     for dir in directories {
         let Some(arg) = &dir.path else { continue };
-        let base = if arg.home {
-            match &engine.paths.home {
-                Some(home) => home.join(&arg.text),
+        let base = match &arg.root {
+            Some(name) => match engine.root_dir(name) {
+                Some(root) => root.join(&arg.text),
                 None => continue,
-            }
-        } else {
-            start.join(&arg.text)
+            },
+            None => start.join(&arg.text),
         };
         let base = paths::normalize(&base);
         if !bases.contains(&base) && bases.len() < MAX_BASES {
@@ -117,9 +116,13 @@ fn command_part(
         ),
         (Role::Neutral(what), _) => (Decision::Allow, None, what.clone()),
     };
-    if !command.floors.is_empty() && decision <= Decision::Ask {
+    let mut floors = dedup(&command.floors);
+    if decision < Decision::Deny {
+        floors.extend(recursive_floor(engine, command, bases));
+    }
+    if !floors.is_empty() && decision <= Decision::Ask {
         decision = Decision::Ask;
-        reason = dedup(&command.floors).join("; ");
+        reason = floors.join("; ");
     }
     if decision < Decision::Deny
         && let Some((deny, path)) = path_deny(engine, command, bases)
@@ -128,7 +131,7 @@ fn command_part(
         reason = format!("names `{}`: {}", path.display(), deny.explain());
         rule = Some(deny.rule);
     }
-    if decision == Decision::Ask && session_allows(engine, command, &display) {
+    if decision == Decision::Ask && session_allows(engine, command, &display, floors.is_empty()) {
         decision = Decision::Allow;
         reason = "approved for this session".into();
         rule = Some(session_rule("bash", &display));
@@ -160,48 +163,109 @@ fn decide<'e>(
     }
 }
 
-fn session_allows(engine: &PermissionEngine, command: &SimpleCommand, display: &str) -> bool {
+fn session_allows(
+    engine: &PermissionEngine,
+    command: &SimpleCommand,
+    display: &str,
+    no_floors: bool,
+) -> bool {
     engine.session_commands.iter().any(|prefix| {
         display == prefix
-            || command.floors.is_empty()
+            || no_floors
                 && command.role == Role::Command
                 && display.starts_with(&format!("{prefix} "))
     })
 }
 
-/// The first path the command names that a file rule denies.
+/// Names used to probe whether a directory's contents are denied (`~/.ssh` for `~/.ssh/**`).
+const PROBE: &str = "agent-permission-probe";
+
+/// The first path the command names that a file rule denies: the path itself, or the
+/// contents of a directory it names.
 fn path_deny(
     engine: &PermissionEngine,
     command: &SimpleCommand,
     bases: &[PathBuf],
 ) -> Option<(Compiled, PathBuf)> {
-    const ANY: &[(&str, bool)] = &[("read_file", false), ("write_file", true)];
-    const READ: &[(&str, bool)] = &[("read_file", false)];
-    const WRITE: &[(&str, bool)] = &[("write_file", true)];
+    for (arg, views) in named_paths(command) {
+        for path in paths::candidates(&arg, bases, |name| engine.root_dir(name)) {
+            for (tool, write) in views {
+                let contents = path.join(PROBE);
+                let denied = engine
+                    .file_deny(tool, &path, *write)
+                    .or_else(|| engine.file_deny(tool, &contents, *write));
+                if let Some(deny) = denied {
+                    return Some((deny, path));
+                }
+            }
+        }
+    }
+    None
+}
+
+type Views = &'static [(&'static str, bool)];
+
+/// Every path the command names, with the access views to rate it under: arguments are
+/// rated as both read and write (we cannot tell which), redirections as what they do.
+fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
+    const ANY: Views = &[("read_file", false), ("write_file", true)];
+    const READ: Views = &[("read_file", false)];
+    const WRITE: Views = &[("write_file", true)];
     let program = command.program().map_or("", basename);
     let arguments = if NOT_PATHS.contains(&program) || matches!(command.role, Role::Neutral(_)) {
         &[][..]
     } else {
         command.words.get(1..).unwrap_or_default()
     };
-    let words = arguments
+    let mut named: Vec<(PathArg, Views)> = arguments
         .iter()
-        .filter_map(|w| argument_path(w).map(|p| (p, ANY)));
-    let redirects = command.redirects.iter().filter_map(|r| {
-        let views = match r.kind {
+        .filter_map(|w| argument_path(w).map(|p| (p, ANY)))
+        .collect();
+    for redirect in &command.redirects {
+        let views = match redirect.kind {
             RedirectKind::Read => READ,
             RedirectKind::Write => WRITE,
-            RedirectKind::Descriptor => return None,
+            RedirectKind::Descriptor => continue,
         };
-        r.target.path.clone().map(|p| (p, views))
-    });
-    for (arg, views) in words.chain(redirects) {
-        for path in paths::candidates(&arg, bases, engine.paths.home.as_deref()) {
-            for (tool, write) in views {
-                if let Some(deny) = engine.file_deny(tool, &path, *write) {
-                    return Some((deny, path));
-                }
-            }
+        named.extend(redirect.target.path.clone().map(|p| (p, views)));
+    }
+    named
+}
+
+/// A recursive search (`grep -r`, `rg`, `find`) over a directory that holds a denied path
+/// (`grep -r key ~` reads `~/.ssh`) is at least `ask`.
+fn recursive_floor(
+    engine: &PermissionEngine,
+    command: &SimpleCommand,
+    bases: &[PathBuf],
+) -> Option<String> {
+    let program = command.program().map_or("", basename);
+    let recursive = match program {
+        "rg" | "find" => true,
+        "grep" | "egrep" | "fgrep" => command.words.iter().skip(1).any(|w| {
+            let t = w.text.as_str();
+            t.starts_with("--recursive")
+                || t.starts_with("--dereference-recursive")
+                || t.starts_with("--directories=recurse")
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R']))
+        }),
+        _ => false,
+    };
+    if !recursive {
+        return None;
+    }
+    let roots = engine.secret_roots();
+    let mut searched: Vec<PathBuf> = vec![engine.paths.start_dir().to_path_buf()];
+    for (arg, _) in named_paths(command) {
+        searched.extend(paths::candidates(&arg, bases, |name| engine.root_dir(name)));
+    }
+    for dir in searched {
+        if let Some((root, reason)) = roots.iter().find(|(root, _)| root.starts_with(&dir)) {
+            return Some(format!(
+                "searches `{}`, which holds `{}` ({reason}, denied)",
+                dir.display(),
+                root.display()
+            ));
         }
     }
     None
@@ -218,12 +282,12 @@ fn argument_path(word: &shell::Word) -> Option<PathArg> {
     }
     Some(match value.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => PathArg {
-            home: true,
+            root: Some("HOME".into()),
             text: rest.trim_start_matches('/').to_string(),
             glob: false,
         },
         _ => PathArg {
-            home: false,
+            root: None,
             text: value.to_string(),
             glob: false,
         },
@@ -241,6 +305,26 @@ fn dedup(floors: &[String]) -> Vec<String> {
 }
 
 impl PermissionEngine {
+    /// The value of a variable a path may start with.
+    pub(super) fn root_dir(&self, name: &str) -> Option<PathBuf> {
+        match name {
+            "HOME" => self.paths.home.clone(),
+            "AGENT_HOME" => Some(self.paths.agent_home.clone()),
+            "PWD" => Some(self.paths.start_dir().to_path_buf()),
+            _ => None,
+        }
+    }
+
+    /// The literal directories or files of absolute deny file rules, with their reasons.
+    fn secret_roots(&self) -> Vec<(PathBuf, String)> {
+        self.rules
+            .iter()
+            .chain(&self.tighten)
+            .filter(|c| c.rule.action == Decision::Deny && c.rule.tool != "bash")
+            .filter_map(|c| c.literal_root().map(|root| (root, c.explain())))
+            .collect()
+    }
+
     /// The deny rule deciding `tool` on `path`, when the verdict is deny. Only paths some
     /// deny rule matches are evaluated in full, which keeps argument checks cheap.
     fn file_deny(&self, tool: &str, path: &std::path::Path, write: bool) -> Option<Compiled> {

@@ -118,6 +118,21 @@ impl Compiled {
         }
     }
 
+    /// The absolute path before the first glob metacharacter of a path pattern
+    /// (`/home/u/.ssh` for `~/.ssh/**`), when there is one.
+    pub fn literal_root(&self) -> Option<PathBuf> {
+        let text = match &self.path {
+            PathPattern::Glob(pattern) => pattern.as_str().to_string(),
+            PathPattern::Literal(path) => path.to_string_lossy().into_owned(),
+            PathPattern::Any | PathPattern::Never => return None,
+        };
+        let root = match text.find(['*', '?', '[']) {
+            Some(at) => text[..at].rsplit_once('/').map(|(dir, _)| dir)?,
+            None => text.as_str(),
+        };
+        (root.starts_with('/') && root.len() > 1).then(|| PathBuf::from(root))
+    }
+
     /// Why this rule decided, for the user.
     pub fn explain(&self) -> String {
         match (self.reason, self.rule.source) {

@@ -143,6 +143,14 @@ impl Walker<'_, '_> {
             (words, Vec::new())
         };
         floors.extend(hazards::inspect(&words));
+        if let Some(first) = words.first()
+            && (first.text.is_empty() || first.text.contains(char::is_whitespace))
+        {
+            floors.push(format!(
+                "the program name `{}` contains a space, which no ordinary program has",
+                first.text
+            ));
+        }
         if matches!(program, "cd" | "pushd") && words[0].text == program {
             self.out.directories.extend(
                 words

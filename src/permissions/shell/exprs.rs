@@ -54,13 +54,22 @@ impl Walker<'_, '_> {
                     quoted: true,
                 }),
             },
-            "translated_string" | "concatenation" | "command_name" => {
+            "translated_string" => {
+                let mut cursor = node.walk();
+                let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in kids {
+                    self.segments(child, b, true);
+                }
+            }
+            "concatenation" | "command_name" => {
                 self.spans(node, b, quoted, |w, child, b| w.segments(child, b, quoted));
             }
             "number" if node.named_child_count() == 0 => b.unquoted(text),
-            "simple_expansion" | "expansion" if text == "$HOME" || text == "${HOME}" => {
-                b.push(Segment::Home {
+            "simple_expansion" | "expansion" if variable_name(text).is_some() => {
+                b.push(Segment::Var {
+                    name: variable_name(text).unwrap_or_default().to_string(),
                     source: text.to_string(),
+                    quoted,
                 });
             }
             "process_substitution" => {
@@ -309,6 +318,19 @@ fn add_text(b: &mut WordBuilder, text: &str, quoted: bool) {
     } else {
         b.unquoted(text);
     }
+}
+
+/// `NAME` of a plain `$NAME` or `${NAME}`.
+fn variable_name(text: &str) -> Option<&str> {
+    let name = match text.strip_prefix("${") {
+        Some(rest) => rest.strip_suffix('}')?,
+        None => text.strip_prefix('$')?,
+    };
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
 }
 
 /// `text` without `prefix` and `suffix` (each only if present).

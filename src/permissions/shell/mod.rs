@@ -104,11 +104,7 @@ impl SimpleCommand {
             if i > 0 {
                 shown.push(' ');
             }
-            if word.dynamic {
-                shown.push_str(&word.text);
-            } else {
-                shown.push_str(&shell_words::quote(&word.text));
-            }
+            shown.push_str(&shown_word(word));
         }
         for redirect in &self.redirects {
             if !shown.is_empty() {
@@ -127,6 +123,27 @@ impl SimpleCommand {
     pub fn program(&self) -> Option<&str> {
         self.words.first().map(|w| w.text.as_str())
     }
+}
+
+/// A word as the user should read it: literal words that the shell would split or expand
+/// are single-quoted; run-time words and an expanding leading `~` are shown as written.
+fn shown_word(word: &Word) -> std::borrow::Cow<'_, str> {
+    let tilde = word.text.starts_with('~')
+        && word
+            .path
+            .as_ref()
+            .is_some_and(|p| p.root.as_deref() == Some("HOME"));
+    if word.dynamic {
+        return word.text.as_str().into();
+    }
+    if tilde {
+        let rest = &word.text[1..];
+        if rest.is_empty() {
+            return "~".into();
+        }
+        return format!("~{}", shell_words::quote(rest)).into();
+    }
+    shell_words::quote(&word.text)
 }
 
 /// Words joined by single spaces.

@@ -31,7 +31,7 @@ impl Word {
             dynamic: false,
             may_be_option: false,
             path: Some(PathArg {
-                home: false,
+                root: None,
                 text: text.to_string(),
                 glob: false,
             }),
@@ -59,9 +59,10 @@ impl Word {
 /// A statically known path argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathArg {
-    /// The path starts at the home directory (`~/x`, `$HOME/x`); `text` is the rest.
-    pub home: bool,
-    /// The path (relative to the home directory when `home`), or a glob pattern when `glob`.
+    /// The path starts at the value of this variable (`HOME` for `~/x` and `$HOME/x`,
+    /// `AGENT_HOME` for `$AGENT_HOME/env`); `text` is the rest.
+    pub root: Option<String>,
+    /// The path (relative to `root` when set), or a glob pattern when `glob`.
     pub text: String,
     /// `text` is a glob pattern with quoted metacharacters escaped.
     pub glob: bool,
@@ -72,8 +73,14 @@ pub struct PathArg {
 pub enum Segment {
     /// Literal text; `quoted` when it came from quotes or a backslash escape.
     Literal { text: String, quoted: bool },
-    /// `$HOME` or `${HOME}` (value known: the user's home directory).
-    Home { source: String },
+    /// `$NAME` or `${NAME}`: only `HOME` is treated as known (the user's home directory);
+    /// other values are only known at run time, but a path starting with one can still be
+    /// checked when the engine knows the variable (`$AGENT_HOME/env`).
+    Var {
+        name: String,
+        source: String,
+        quoted: bool,
+    },
     /// An expansion or substitution only known at run time.
     Dynamic { source: String, quoted: bool },
     /// A process substitution: a `/dev/fd/N` path, never an option.
@@ -141,7 +148,7 @@ fn finish(segments: &[Segment]) -> Word {
     let mut pattern = String::new();
     let mut dynamic = false;
     let mut splits = false;
-    let mut home = false;
+    let mut root: Option<String> = None;
     for (index, segment) in segments.iter().enumerate() {
         match segment {
             Segment::Literal { text: t, quoted } => {
@@ -154,11 +161,18 @@ fn finish(segments: &[Segment]) -> Word {
                     pattern.push_str(t);
                 }
             }
-            Segment::Home { source } => {
+            Segment::Var {
+                name,
+                source,
+                quoted,
+            } => {
                 text.push_str(source);
                 pattern.push_str(source);
-                home |= index == 0;
-                dynamic |= index != 0;
+                if index == 0 {
+                    root = Some(name.clone());
+                }
+                dynamic |= index != 0 || name != "HOME";
+                splits |= !quoted && name != "HOME";
                 shape.push('q');
             }
             Segment::Dynamic { source, quoted } => {
@@ -181,7 +195,11 @@ fn finish(segments: &[Segment]) -> Word {
     let first = segments
         .iter()
         .find(|s| !matches!(s, Segment::Literal { text, .. } if text.is_empty()));
-    let first_dynamic = matches!(first, Some(Segment::Dynamic { .. }));
+    let first_dynamic = match first {
+        Some(Segment::Dynamic { .. }) => true,
+        Some(Segment::Var { name, .. }) => name != "HOME",
+        _ => false,
+    };
     let glob_first = glob && shape.find(['*', '?', '[']) == Some(0);
     let may_be_option =
         dynamic && (first_dynamic || splits) || glob_first || brace && shape.starts_with('{');
@@ -194,8 +212,13 @@ fn finish(segments: &[Segment]) -> Word {
         && !segments
             .iter()
             .skip(1)
-            .any(|s| matches!(s, Segment::Home { .. }));
-    let path = static_path.then(|| path_arg(&text, &pattern, home, tilde_home, glob));
+            .any(|s| matches!(s, Segment::Var { .. }));
+    let root = if tilde_home {
+        Some("HOME".to_string())
+    } else {
+        root
+    };
+    let path = static_path.then(|| path_arg(&text, &pattern, root, tilde_home, glob));
     let pipe = matches!(segments, [Segment::Pipe { .. }]);
     Word {
         text,
@@ -206,29 +229,30 @@ fn finish(segments: &[Segment]) -> Word {
     }
 }
 
-/// The path of a static word: relative to home for `~/x` and `$HOME/x`.
-fn path_arg(text: &str, pattern: &str, home: bool, tilde: bool, glob: bool) -> PathArg {
+/// The path of a static word: relative to a variable's value for `~/x` and `$NAME/x`.
+fn path_arg(text: &str, pattern: &str, root: Option<String>, tilde: bool, glob: bool) -> PathArg {
     let source = if glob { pattern } else { text };
-    let rest = if tilde {
-        source.strip_prefix('~')
-    } else if home {
-        source
-            .strip_prefix("${HOME}")
-            .or_else(|| source.strip_prefix("$HOME"))
-    } else {
-        None
+    let rest = match &root {
+        Some(_) if tilde => source.strip_prefix('~').unwrap_or(source),
+        Some(name) => {
+            let braced = format!("${{{name}}}");
+            let plain = format!("${name}");
+            source
+                .strip_prefix(braced.as_str())
+                .or_else(|| source.strip_prefix(plain.as_str()))
+                .unwrap_or(source)
+        }
+        None => source,
     };
-    match rest {
-        Some(rest) => PathArg {
-            home: true,
-            text: rest.trim_start_matches('/').to_string(),
-            glob,
-        },
-        None => PathArg {
-            home: false,
-            text: source.to_string(),
-            glob,
-        },
+    let text = if root.is_some() {
+        rest.trim_start_matches('/')
+    } else {
+        rest
+    };
+    PathArg {
+        root,
+        text: text.to_string(),
+        glob,
     }
 }
 
@@ -392,16 +416,13 @@ mod tests {
         assert_eq!(
             home.path,
             Some(PathArg {
-                home: true,
+                root: Some("HOME".into()),
                 text: ".ssh/id_rsa".into(),
                 glob: false
             })
         );
         assert!(word(vec![lit("~root/x", false)]).dynamic);
-        assert_eq!(
-            word(vec![lit("~/x", true)]).path.map(|p| p.home),
-            Some(false)
-        );
+        assert_eq!(word(vec![lit("~/x", true)]).path.and_then(|p| p.root), None);
     }
 
     #[test]
@@ -434,16 +455,36 @@ mod tests {
         }]);
         assert!(pipe.dynamic && !pipe.may_be_option);
         let home = word(vec![
-            Segment::Home {
+            Segment::Var {
+                name: "HOME".into(),
                 source: "$HOME".into(),
+                quoted: false,
             },
             lit("/.ssh", false),
         ]);
         assert_eq!(
             home.path,
             Some(PathArg {
-                home: true,
+                root: Some("HOME".into()),
                 text: ".ssh".into(),
+                glob: false
+            })
+        );
+        assert!(!home.dynamic);
+        let agent = word(vec![
+            Segment::Var {
+                name: "AGENT_HOME".into(),
+                source: "${AGENT_HOME}".into(),
+                quoted: true,
+            },
+            lit("/env", true),
+        ]);
+        assert!(agent.dynamic && agent.may_be_option);
+        assert_eq!(
+            agent.path,
+            Some(PathArg {
+                root: Some("AGENT_HOME".into()),
+                text: "env".into(),
                 glob: false
             })
         );
