@@ -1,2 +1,3 @@
 mod cli;
 mod turn_loop;
+mod permissions;
