@@ -45,6 +45,19 @@ pub struct PermissionEngine {
     session_paths: Vec<(String, String)>,
     /// Problems found while compiling rules (invalid globs).
     warnings: Vec<String>,
+    /// Deny file rules with the literal start and end a matching path must have.
+    denies: Vec<DenyIndex>,
+    /// Literal roots of absolute deny file rules (`~/.ssh`), with their reasons.
+    secret_roots: Vec<(std::path::PathBuf, String)>,
+}
+
+/// A deny file rule in `rules` (or `tighten`), with cheap necessary conditions.
+#[derive(Debug, Clone)]
+struct DenyIndex {
+    tighten: bool,
+    index: usize,
+    prefix: String,
+    suffix: String,
 }
 
 impl PermissionEngine {
@@ -65,9 +78,22 @@ impl PermissionEngine {
             .map(|(rule, reason)| compile(rule, reason))
             .collect();
         list.extend(rules.into_iter().map(|rule| compile(rule, None)));
-        let tighten = tighten
+        let tighten: Vec<Compiled> = tighten
             .into_iter()
             .map(|rule| compile(rule, None))
+            .collect();
+        let mut denies = deny_index(&list, false);
+        denies.extend(deny_index(&tighten, true));
+        let secret_roots = denies
+            .iter()
+            .filter_map(|d| {
+                let c = if d.tighten {
+                    &tighten[d.index]
+                } else {
+                    &list[d.index]
+                };
+                c.literal_root().map(|root| (root, c.explain()))
+            })
             .collect();
         Self {
             rules: list,
@@ -76,6 +102,8 @@ impl PermissionEngine {
             session_commands: Vec::new(),
             session_paths: Vec::new(),
             warnings,
+            denies,
+            secret_roots,
         }
     }
 
@@ -189,6 +217,23 @@ impl PermissionEngine {
             self.session_paths.push(entry);
         }
     }
+}
+
+/// The deny file rules of `list`, with their literal ends.
+fn deny_index(list: &[Compiled], tighten: bool) -> Vec<DenyIndex> {
+    list.iter()
+        .enumerate()
+        .filter(|(_, c)| c.rule.action == Decision::Deny && c.rule.tool != "bash")
+        .map(|(index, c)| {
+            let (prefix, suffix) = c.literal_ends();
+            DenyIndex {
+                tighten,
+                index,
+                prefix,
+                suffix,
+            }
+        })
+        .collect()
 }
 
 fn session_rule(tool: &str, pattern: &str) -> Rule {

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use super::decision::{Decision, Evaluation, PartVerdict, Rule};
-use super::paths::{self, MAX_BASES};
+use super::paths::{self, MAX_BASES, Resolver};
 use super::rules::Compiled;
 use super::shell::{self, Item, Opaque, PathArg, RedirectKind, Role, SimpleCommand, basename};
 use super::{PermissionEngine, session_rule};
@@ -24,11 +24,12 @@ const SHOWN_CHARS: usize = 200;
 pub fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
     let analysis = shell::analyze(command);
     let bases = bases(engine, &analysis.directories);
+    let mut resolver = Resolver::default();
     let mut parts: Vec<PartVerdict> = analysis
         .items
         .iter()
         .map(|item| match item {
-            Item::Command(c) => command_part(engine, c, &bases),
+            Item::Command(c) => command_part(engine, c, &bases, &mut resolver),
             Item::Opaque(o) => opaque_part(engine, o, command),
         })
         .collect();
@@ -91,6 +92,7 @@ fn command_part(
     engine: &PermissionEngine,
     command: &SimpleCommand,
     bases: &[PathBuf],
+    resolver: &mut Resolver,
 ) -> PartVerdict {
     let text = command.text();
     let display = command.display();
@@ -118,14 +120,14 @@ fn command_part(
     };
     let mut floors = dedup(&command.floors);
     if decision < Decision::Deny {
-        floors.extend(recursive_floor(engine, command, bases));
+        floors.extend(recursive_floor(engine, command, bases, resolver));
     }
     if !floors.is_empty() && decision <= Decision::Ask {
         decision = Decision::Ask;
         reason = floors.join("; ");
     }
     if decision < Decision::Deny
-        && let Some((deny, path)) = path_deny(engine, command, bases)
+        && let Some((deny, path)) = path_deny(engine, command, bases, resolver)
     {
         decision = Decision::Deny;
         reason = format!("names `{}`: {}", path.display(), deny.explain());
@@ -186,9 +188,10 @@ fn path_deny(
     engine: &PermissionEngine,
     command: &SimpleCommand,
     bases: &[PathBuf],
+    resolver: &mut Resolver,
 ) -> Option<(Compiled, PathBuf)> {
     for (arg, views) in named_paths(command) {
-        for path in paths::candidates(&arg, bases, |name| engine.root_dir(name)) {
+        for path in resolver.candidates(&arg, bases, |name| engine.root_dir(name)) {
             for (tool, write) in views {
                 let contents = path.join(PROBE);
                 let denied = engine
@@ -238,6 +241,7 @@ fn recursive_floor(
     engine: &PermissionEngine,
     command: &SimpleCommand,
     bases: &[PathBuf],
+    resolver: &mut Resolver,
 ) -> Option<String> {
     let program = command.program().map_or("", basename);
     let recursive = match program {
@@ -254,10 +258,10 @@ fn recursive_floor(
     if !recursive {
         return None;
     }
-    let roots = engine.secret_roots();
+    let roots = &engine.secret_roots;
     let mut searched: Vec<PathBuf> = vec![engine.paths.start_dir().to_path_buf()];
     for (arg, _) in named_paths(command) {
-        searched.extend(paths::candidates(&arg, bases, |name| engine.root_dir(name)));
+        searched.extend(resolver.candidates(&arg, bases, |name| engine.root_dir(name)));
     }
     for dir in searched {
         if let Some((root, reason)) = roots.iter().find(|(root, _)| root.starts_with(&dir)) {
@@ -315,25 +319,21 @@ impl PermissionEngine {
         }
     }
 
-    /// The literal directories or files of absolute deny file rules, with their reasons.
-    fn secret_roots(&self) -> Vec<(PathBuf, String)> {
-        self.rules
-            .iter()
-            .chain(&self.tighten)
-            .filter(|c| c.rule.action == Decision::Deny && c.rule.tool != "bash")
-            .filter_map(|c| c.literal_root().map(|root| (root, c.explain())))
-            .collect()
-    }
-
     /// The deny rule deciding `tool` on `path`, when the verdict is deny. Only paths some
     /// deny rule matches are evaluated in full, which keeps argument checks cheap.
     fn file_deny(&self, tool: &str, path: &std::path::Path, write: bool) -> Option<Compiled> {
-        let denies = |list: &[Compiled]| {
-            list.iter().any(|c| {
-                c.rule.action == Decision::Deny && c.for_file(tool, write) && c.matches_path(path)
-            })
-        };
-        if !denies(&self.rules) && !denies(&self.tighten) {
+        let text = path.to_string_lossy();
+        let denied = self.denies.iter().any(|d| {
+            text.starts_with(d.prefix.as_str()) && text.ends_with(d.suffix.as_str()) && {
+                let c = if d.tighten {
+                    &self.tighten[d.index]
+                } else {
+                    &self.rules[d.index]
+                };
+                c.for_file(tool, write) && c.matches_path(path)
+            }
+        });
+        if !denied {
             return None;
         }
         let part = self.file_part(tool, path, write);

@@ -112,9 +112,34 @@ impl Compiled {
     pub fn matches_path(&self, path: &Path) -> bool {
         match &self.path {
             PathPattern::Any => true,
-            PathPattern::Glob(pattern) => pattern.matches_path_with(path, GLOB_OPTIONS),
+            // Lossy: a non-UTF-8 name must still match `*` (glob's matches_path says no).
+            PathPattern::Glob(pattern) => {
+                pattern.matches_with(&path.to_string_lossy(), GLOB_OPTIONS)
+            }
             PathPattern::Literal(literal) => literal == path,
             PathPattern::Never => false,
+        }
+    }
+
+    /// The literal text a matching path must start and end with (before the first and
+    /// after the last glob metacharacter), for cheap rejection.
+    pub fn literal_ends(&self) -> (String, String) {
+        match &self.path {
+            PathPattern::Glob(pattern) => {
+                let text = pattern.as_str();
+                let first = text.find(['*', '?', '[']).unwrap_or(text.len());
+                let last = text.rfind(['*', '?', ']']).map_or(text.len(), |at| at + 1);
+                if first == text.len() {
+                    (text.to_string(), String::new())
+                } else {
+                    (
+                        text[..first].to_string(),
+                        text[last.max(first)..].to_string(),
+                    )
+                }
+            }
+            PathPattern::Literal(path) => (path.to_string_lossy().into_owned(), String::new()),
+            PathPattern::Any | PathPattern::Never => (String::new(), String::new()),
         }
     }
 

@@ -1,3 +1,3 @@
 mod cli;
-mod turn_loop;
 mod permissions;
+mod turn_loop;

@@ -24,28 +24,69 @@ const TYPICAL_ALLOW: &str = include_str!("../data/typical-allow.toml");
 
 /// The controls of each shared case: commands that must *not* be caught by the fix.
 const CONTROLS: &[(&str, &[(&str, Decision)])] = &[
-    ("a-chain-and-deny", &[("git status && ls -la", Allow), ("ls; cat README.md", Allow)]),
+    (
+        "a-chain-and-deny",
+        &[
+            ("git status && ls -la", Allow),
+            ("ls; cat README.md", Allow),
+        ],
+    ),
     ("a-newline-separator", &[("ls\ngit status", Allow)]),
-    ("a-background-ampersand", &[("pytest -q 2>&1", Allow), ("ls &>/dev/null", Allow)]),
-    ("a-command-substitution", &[("cat '$(rm x)'", Allow), ("ls $(pwd)", Allow)]),
-    ("a-process-substitution", &[("diff <(git show HEAD:a) a", Allow)]),
+    (
+        "a-background-ampersand",
+        &[("pytest -q 2>&1", Allow), ("ls &>/dev/null", Allow)],
+    ),
+    (
+        "a-command-substitution",
+        &[("cat '$(rm x)'", Allow), ("ls $(pwd)", Allow)],
+    ),
+    (
+        "a-process-substitution",
+        &[("diff <(git show HEAD:a) a", Allow)],
+    ),
     (
         "a-redirect-overwrite",
-        &[("ls 2>/dev/null", Allow), ("grep x f 2>&1", Allow), ("cat README.md > /dev/null", Allow)],
+        &[
+            ("ls 2>/dev/null", Allow),
+            ("grep x f 2>&1", Allow),
+            ("cat README.md > /dev/null", Allow),
+        ],
     ),
-    ("a-git-diff-output-write", &[("git diff --stat", Allow), ("git diff --text", Allow)]),
-    ("a-transparent-wrappers", &[("setsid rm -rf build", Ask), ("timeout 30 ls", Allow)]),
+    (
+        "a-git-diff-output-write",
+        &[("git diff --stat", Allow), ("git diff --text", Allow)],
+    ),
+    (
+        "a-transparent-wrappers",
+        &[("setsid rm -rf build", Ask), ("timeout 30 ls", Allow)],
+    ),
     (
         "a-shell-c-eval",
-        &[("bash -c \"$CMD\"", Ask), ("bash -c 'if then'", Ask), ("bash -c 'ls -la'", Allow)],
+        &[
+            ("bash -c \"$CMD\"", Ask),
+            ("bash -c 'if then'", Ask),
+            ("bash -c 'ls -la'", Allow),
+        ],
     ),
-    ("a-exec-runners", &[("find . -delete", Ask), ("find . -name x", Allow)]),
+    (
+        "a-exec-runners",
+        &[("find . -delete", Ask), ("find . -name x", Allow)],
+    ),
     ("a-quoting-tricks", &[("rm\u{200b} -rf build", Ask)]),
-    ("a-absolute-path-binary", &[("./git status", Ask), ("/tmp/git status", Ask)]),
-    ("a-quoted-operators-no-split", &[("grep foo src | rm x", Deny)]),
+    (
+        "a-absolute-path-binary",
+        &[("./git status", Ask), ("/tmp/git status", Ask)],
+    ),
+    (
+        "a-quoted-operators-no-split",
+        &[("grep foo src | rm x", Deny)],
+    ),
     (
         "a-heredoc-expansion",
-        &[("cat <<'EOF'\nrm -rf build\nEOF", Allow), ("cat <<EOF\nhello\nEOF", Allow)],
+        &[
+            ("cat <<'EOF'\nrm -rf build\nEOF", Allow),
+            ("cat <<EOF\nhello\nEOF", Allow),
+        ],
     ),
 ];
 
@@ -122,7 +163,11 @@ fn shared_cases_and_controls_through_the_engine() {
     let env = TestEnv::new();
     let engine = engine(&env);
     let cases = cases();
-    assert_eq!(cases.len(), CONTROLS.len(), "every case needs a controls entry");
+    assert_eq!(
+        cases.len(),
+        CONTROLS.len(),
+        "every case needs a controls entry"
+    );
     let mut failures = Vec::new();
     for case in &cases {
         let controls = CONTROLS
@@ -152,7 +197,12 @@ fn find_controls_without_find_in_the_allow_list() {
     let engine = engine_with(&env, vec![bash_rule("find *", Ask)]);
     assert_eq!(engine.check_bash("find . -name x").decision, Ask);
     assert_eq!(engine.check_bash("find . -delete").decision, Ask);
-    assert_eq!(engine.check_bash("find . -name '*.pyc' -exec rm {} +").decision, Deny);
+    assert_eq!(
+        engine
+            .check_bash("find . -name '*.pyc' -exec rm {} +")
+            .decision,
+        Deny
+    );
 }
 
 #[test]
@@ -164,7 +214,12 @@ fn shared_cases_through_agent_check() {
         let (stdout, stderr) = texts(&output);
         assert_eq!(output.status.code(), Some(0), "{stderr}");
         let value: Value = serde_json::from_str(&stdout).unwrap();
-        assert_eq!(value["verdict"], case.expected.to_string(), "{}: {stdout}", case.id);
+        assert_eq!(
+            value["verdict"],
+            case.expected.to_string(),
+            "{}: {stdout}",
+            case.id
+        );
         let text = env.cmd().args(["check", input]).output().unwrap();
         let first = texts(&text).0.lines().next().unwrap_or("").to_string();
         assert_eq!(first, case.expected.to_string(), "{}", case.id);
@@ -180,7 +235,11 @@ fn benign_corpus_stays_allowed() {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.replace("\\n", "\n"))
         .collect();
-    assert!(commands.len() >= 100, "only {} benign commands", commands.len());
+    assert!(
+        commands.len() >= 100,
+        "only {} benign commands",
+        commands.len()
+    );
     let prompts: Vec<String> = commands
         .iter()
         .filter_map(|c| {
@@ -188,14 +247,22 @@ fn benign_corpus_stays_allowed() {
             (evaluation.decision != Allow).then(|| format!("{c:?}: {}", evaluation.summary()))
         })
         .collect();
-    assert!(prompts.is_empty(), "needless prompts:\n{}", prompts.join("\n"));
+    assert!(
+        prompts.is_empty(),
+        "needless prompts:\n{}",
+        prompts.join("\n")
+    );
 }
 
 #[test]
 fn benign_sample_through_agent_check_with_the_example_config() {
     let env = TestEnv::new();
     env.config(TYPICAL_ALLOW);
-    for command in ["git log --oneline | head -20", "grep -rn foo src | wc -l", "cargo test --lib"] {
+    for command in [
+        "git log --oneline | head -20",
+        "grep -rn foo src | wc -l",
+        "cargo test --lib",
+    ] {
         let output = env.cmd().args(["check", command]).output().unwrap();
         let (stdout, stderr) = texts(&output);
         assert!(stdout.starts_with("allow\n"), "{command}: {stdout}{stderr}");
@@ -213,7 +280,13 @@ const DENIED: &[(&str, &str)] = &[
     ("git", "push origin main"),
 ];
 
-const ALLOWED: &[&str] = &["ls", "git status", "cat README.md", "echo hi", "grep -n foo src"];
+const ALLOWED: &[&str] = &[
+    "ls",
+    "git status",
+    "cat README.md",
+    "echo hi",
+    "grep -n foo src",
+];
 
 /// A shell script and whether it is a single simple command (wrappers need one).
 #[derive(Debug, Clone)]
@@ -256,7 +329,11 @@ fn spell(program: &str, form: usize) -> String {
 fn denied() -> impl Strategy<Value = Script> {
     (0..DENIED.len(), 0..8usize, any::<bool>()).prop_map(|(i, form, global)| {
         let (program, args) = DENIED[i];
-        let args = if program == "git" && global { format!("-C . {args}") } else { args.to_string() };
+        let args = if program == "git" && global {
+            format!("-C . {args}")
+        } else {
+            args.to_string()
+        };
         Script {
             text: format!("{} {args}", spell(program, form)),
             simple: true,
@@ -268,7 +345,10 @@ fn denied() -> impl Strategy<Value = Script> {
 fn compose(inner: Script, form: usize, a: &str) -> Script {
     let s = &inner.text;
     let nl = if s.contains('\n') { "\n" } else { "" };
-    let compound = |text: String| Script { text, simple: false };
+    let compound = |text: String| Script {
+        text,
+        simple: false,
+    };
     let wrapped = |text: String| Script { text, simple: true };
     match form {
         0 => compound(format!("{a} && {s}")),
@@ -277,12 +357,12 @@ fn compose(inner: Script, form: usize, a: &str) -> Script {
         3 => compound(format!("{a} | {s}")),
         4 => compound(format!("{a} & {s}")),
         5 => compound(format!("{a}\n{s}")),
-        6 => compound(format!("{a} $({s}{nl})")),
-        7 => compound(format!("{a} \"$({s}{nl})\"")),
+        6 => compound(format!("{a} $( {s}{nl})")),
+        7 => compound(format!("{a} \"$( {s}{nl})\"")),
         8 if !s.contains(['`', '\\', '\n']) => compound(format!("{a} `{s}`")),
-        9 => compound(format!("{a} <({s}{nl})")),
-        10 => compound(format!("{a} > >({s}{nl})")),
-        11 => compound(format!("X=$({s}{nl}) {a}")),
+        9 => compound(format!("{a} <( {s}{nl})")),
+        10 => compound(format!("{a} > >( {s}{nl})")),
+        11 => compound(format!("X=$( {s}{nl}) {a}")),
         12 => compound(format!("( {s}{nl} )")),
         13 => compound(format!("{{ {s}\n}}")),
         14 => compound(format!("if {a}; then {s}\nfi")),
@@ -295,7 +375,7 @@ fn compose(inner: Script, form: usize, a: &str) -> Script {
         21 => compound(format!("eval {}", single_quote(s))),
         22 => compound(format!("bash -lc {}", single_quote(s))),
         23 if !s.lines().any(|l| l == "EOF") => compound(format!("cat <<'EOF' | bash\n{s}\nEOF")),
-        24 => compound(format!("{a} \"${{x:-$({s}{nl})}}\"")),
+        24 => compound(format!("{a} \"${{x:-$( {s}{nl})}}\"")),
         25 => compound(format!("zsh -c {}", single_quote(s))),
         26 if inner.simple => wrapped(format!("timeout 30 {s}")),
         27 if inner.simple => wrapped(format!("nice -n 5 {s}")),
@@ -308,13 +388,26 @@ fn compose(inner: Script, form: usize, a: &str) -> Script {
         34 if inner.simple => compound(format!("ls | xargs {s}")),
         35 if inner.simple => compound(format!("find . -name x -exec {s} {{}} \\;")),
         36 if inner.simple => wrapped(format!("builtin {s}")),
+        37 => compound(format!("{a}&&{s}")),
+        38 => compound(format!("{a}|{s}")),
+        39 => compound(format!("{a};{s}")),
+        40 => compound(format!("{a} # note\n{s}")),
+        41 => compound(format!("{a} \\\n  && {s}")),
+        42 => compound(format!("{a}\n\n{s}")),
+        43 => compound(format!("{a}\t;\t{s}")),
+        44 => compound(format!("! {s}")),
+        45 => compound(format!("{s} &")),
+        46 if inner.simple => wrapped(format!("coproc {s}")),
+        47 => compound(format!("[[ -n x ]] && {s}")),
+        48 => compound(format!("{a} |& {s}")),
+        49 => compound(format!("{a} 2>&1 | {s}")),
         _ => compound(format!("{{ {a}; {s}\n}}")),
     }
 }
 
 fn composed() -> impl Strategy<Value = Script> {
     denied().prop_recursive(3, 16, 1, |inner| {
-        (inner, 0..38usize, 0..ALLOWED.len()).prop_map(|(s, form, a)| compose(s, form, ALLOWED[a]))
+        (inner, 0..50usize, 0..ALLOWED.len()).prop_map(|(s, form, a)| compose(s, form, ALLOWED[a]))
     })
 }
 
@@ -331,9 +424,12 @@ fn hidden() -> impl Strategy<Value = Script> {
         Just("{r,}m -rf build".to_string()),
         Just("`echo rm` -rf build".to_string()),
     ]
-    .prop_map(|text| Script { text, simple: false });
+    .prop_map(|text| Script {
+        text,
+        simple: false,
+    });
     base.prop_recursive(2, 8, 1, |inner| {
-        (inner, 0..38usize, 0..ALLOWED.len()).prop_map(|(s, form, a)| compose(s, form, ALLOWED[a]))
+        (inner, 0..50usize, 0..ALLOWED.len()).prop_map(|(s, form, a)| compose(s, form, ALLOWED[a]))
     })
 }
 
@@ -382,7 +478,11 @@ proptest! {
 #[test]
 fn check_exit_status_is_zero_whatever_the_verdict() {
     let env = TestEnv::new();
-    for (command, verdict) in [("ls -la", "allow"), ("cargo build", "ask"), ("rm -rf build", "deny")] {
+    for (command, verdict) in [
+        ("ls -la", "allow"),
+        ("cargo build", "ask"),
+        ("rm -rf build", "deny"),
+    ] {
         let output = env.cmd().args(["check", command]).output().unwrap();
         let (stdout, _) = texts(&output);
         assert_eq!(output.status.code(), Some(0));
@@ -390,7 +490,11 @@ fn check_exit_status_is_zero_whatever_the_verdict() {
     }
     let usage = env.cmd().arg("check").output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
-    let unknown = env.cmd().args(["check", "--tool", "nope", "x"]).output().unwrap();
+    let unknown = env
+        .cmd()
+        .args(["check", "--tool", "nope", "x"])
+        .output()
+        .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(texts(&unknown).1.contains("unknown tool `nope`"));
 }
@@ -421,7 +525,11 @@ fn check_json_shape() {
 #[test]
 fn check_explains_each_part_and_escapes_invisible_characters() {
     let env = TestEnv::new();
-    let output = env.cmd().args(["check", "ls\u{200b} -la"]).output().unwrap();
+    let output = env
+        .cmd()
+        .args(["check", "ls\u{200b} -la"])
+        .output()
+        .unwrap();
     let (stdout, _) = texts(&output);
     assert_eq!(
         stdout,
@@ -435,10 +543,17 @@ fn check_file_tools() {
     env.write("src/main.rs", "fn main() {}\n");
     std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
     std::fs::write(env.home.join(".ssh/id_rsa"), "key").unwrap();
-    std::os::unix::fs::symlink(env.home.join(".ssh/id_rsa"), env.workspace.join("notes.txt"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        env.home.join(".ssh/id_rsa"),
+        env.workspace.join("notes.txt"),
+    )
+    .unwrap();
     let rate = |tool: &str, path: &str| {
-        let output = env.cmd().args(["check", "--tool", tool, path]).output().unwrap();
+        let output = env
+            .cmd()
+            .args(["check", "--tool", tool, path])
+            .output()
+            .unwrap();
         texts(&output).0.lines().next().unwrap_or("").to_string()
     };
     assert_eq!(rate("read_file", "src/main.rs"), "allow");
@@ -449,7 +564,11 @@ fn check_file_tools() {
     assert_eq!(rate("write_file", ".env"), "deny");
     assert_eq!(rate("str_replace", "app/.env"), "deny");
     assert_eq!(rate("read_file", "~/.ssh/id_rsa"), "deny");
-    assert_eq!(rate("read_file", "notes.txt"), "deny", "symlinks are followed");
+    assert_eq!(
+        rate("read_file", "notes.txt"),
+        "deny",
+        "symlinks are followed"
+    );
     let agent_env = env.agent_home.join("env");
     assert_eq!(rate("read_file", agent_env.to_str().unwrap()), "deny");
 }
@@ -487,8 +606,16 @@ fn configured_path_rules_apply_to_files_and_commands() {
         .output()
         .unwrap();
     assert!(texts(&output).0.starts_with("deny\n"));
-    let output = env.cmd().args(["check", "cp x src/generated/a.rs"]).output().unwrap();
-    assert!(texts(&output).0.starts_with("deny\n"), "{}", texts(&output).0);
+    let output = env
+        .cmd()
+        .args(["check", "cp x src/generated/a.rs"])
+        .output()
+        .unwrap();
+    assert!(
+        texts(&output).0.starts_with("deny\n"),
+        "{}",
+        texts(&output).0
+    );
 }
 
 // --- config trust -----------------------------------------------------------------------
@@ -510,14 +637,24 @@ fn untrusted_project_rules_only_tighten_until_agent_trust() {
     let (verdict, stderr) = check("cargo build");
     assert_eq!(verdict, "ask");
     assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
-    assert!(stderr.contains("bash `cargo build*`") && stderr.contains("agent trust"), "{stderr}");
+    assert!(
+        stderr.contains("bash `cargo build*`") && stderr.contains("agent trust"),
+        "{stderr}"
+    );
     assert_eq!(check("make all").0, "deny");
-    assert_eq!(check("rm -rf build").0, "deny", "a project ask rule cannot loosen a deny");
+    assert_eq!(
+        check("rm -rf build").0,
+        "deny",
+        "a project ask rule cannot loosen a deny"
+    );
 
     let output = env.cmd().arg("trust").output().unwrap();
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stdout.contains(&format!("trusted {}", env.workspace.display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("trusted {}", env.workspace.display())),
+        "{stdout}"
+    );
     let user = std::fs::read_to_string(env.agent_home.join("config.toml")).unwrap();
     assert_eq!(
         user,

@@ -16,6 +16,15 @@ use super::{
     Redirect, RedirectKind, Role, SimpleCommand, Stdin, analyze_into, basename, git, hazards,
 };
 
+/// Reserved words: never a command name for bash when unquoted at a command's start.
+const RESERVED: &[&str] = &[
+    "{", "}", "!", "if", "then", "elif", "else", "fi", "case", "esac", "for", "select", "while",
+    "until", "do", "done", "in", "function", "[[", "]]",
+];
+
+/// Reserved words followed by a command.
+const OPENERS: &[&str] = &["if", "then", "elif", "else", "while", "until", "do", "!"];
+
 /// Redirection targets that are not files.
 const NOT_FILES: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
@@ -30,12 +39,30 @@ impl Walker<'_, '_> {
     ) {
         let mut words = Vec::new();
         let mut floors = Vec::new();
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'_>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
-            .collect();
+        let kids = super::walk::fields(node);
+        let name = kids
+            .iter()
+            .find(|(field, _)| *field == Some("name"))
+            .map(|(_, n)| self.text(*n));
+        // The grammar reads `! { cmd; }` and `! if a; then b; fi` as commands named `{`,
+        // `if`, `then`...: bash runs the words after the keyword as a command, so the keyword
+        // is dropped; a keyword other than `{` also makes the line `ask` (the parse is off).
+        let keyword = name.filter(|n| RESERVED.contains(n));
+        match keyword {
+            Some("}" | "fi" | "done" | "esac") if kids.len() == 1 => return,
+            Some("{") | None => {}
+            Some(word) if OPENERS.contains(&word) => self.opaque(
+                node,
+                format!("`{word}` is shell syntax here, but the parser read it as a command"),
+            ),
+            Some(word) => {
+                self.opaque(
+                    node,
+                    format!("`{word}` is shell syntax here, but the parser read it as a command"),
+                );
+                return;
+            }
+        }
         for (field, child) in kids
             .into_iter()
             .chain(extra.into_iter().map(|n| (Some("argument"), n)))
@@ -52,6 +79,9 @@ impl Walker<'_, '_> {
                 _ if child.is_named() => self.node(child, &Stdin::Unknown),
                 _ => {}
             }
+        }
+        if keyword.is_some() && !words.is_empty() {
+            words.remove(0);
         }
         let Some(program) = words.first() else {
             self.push(SimpleCommand {

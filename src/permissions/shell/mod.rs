@@ -247,8 +247,7 @@ fn analyze_into(script: &str, depth: usize, out: &mut Analysis) {
     if let Some(reason) = coverage::suspicious_characters(script) {
         out.opaque_item(script, reason);
     }
-    let Some(tree) = parse(script) else {
-        out.opaque_item(script, "the shell parser failed");
+    let Some((tree, masked)) = parse_repaired(script, out) else {
         return;
     };
     let root = tree.root_node();
@@ -258,7 +257,46 @@ fn analyze_into(script: &str, depth: usize, out: &mut Analysis) {
     if let Some(reason) = coverage::skipped_text(root, script) {
         out.opaque_item(script, reason);
     }
-    walk::Walker::new(script, depth, out).node(root, &Stdin::Inherited);
+    let mut walker = walk::Walker::new(script, depth, out);
+    walker.masked = masked;
+    walker.node(root, &Stdin::Inherited);
+}
+
+/// Parses `script`, working around the grammar's misreadings (see [`coverage`]): heredoc
+/// bodies that other nodes reach into are masked, backslashes that make the parser swallow a
+/// newline are replaced, `!` before a compound command is blanked. Returns the tree (byte offsets match `script`) and the masked bodies.
+fn parse_repaired(
+    script: &str,
+    out: &mut Analysis,
+) -> Option<(tree_sitter::Tree, Vec<std::ops::Range<usize>>)> {
+    let mut text = std::borrow::Cow::Borrowed(script);
+    let mut masked = Vec::new();
+    for _ in 0..4 {
+        let Some(tree) = parse(&text) else {
+            out.opaque_item(script, "the shell parser failed");
+            return None;
+        };
+        let heredocs = coverage::misparsed_heredocs(tree.root_node(), &text);
+        let slashes = match coverage::swallowed_newlines(tree.root_node(), &text) {
+            Ok(slashes) => slashes,
+            Err(reason) => {
+                out.opaque_item(script, reason);
+                Vec::new()
+            }
+        };
+        let bangs = coverage::misparsed_negations(tree.root_node(), &text);
+        if heredocs.is_empty() && slashes.is_empty() && bangs.is_empty() {
+            return Some((tree, masked));
+        }
+        let repaired = coverage::blank_at(
+            &coverage::unescape_at(&coverage::mask(&text, &heredocs), &slashes),
+            &bangs,
+        );
+        masked.extend(heredocs);
+        text = std::borrow::Cow::Owned(repaired);
+    }
+    out.opaque_item(script, "the command could not be parsed reliably");
+    parse(&text).map(|tree| (tree, masked))
 }
 
 thread_local! {

@@ -41,12 +41,7 @@ impl Walker<'_, '_> {
         }
         let mut operator = String::new();
         let mut target = None;
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'_>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
-            .collect();
+        let kids = super::walk::fields(node);
         for (field, child) in kids {
             match field {
                 Some("destination") => target = Some((child, self.word(child))),
@@ -96,7 +91,33 @@ impl Walker<'_, '_> {
 
     /// A statement with redirections: `cmd > out`, `{ ...; } 2>&1`, `cat <<EOF ... EOF`.
     pub(super) fn redirected(&mut self, node: Node<'_>, stdin: &Stdin) {
-        let body = node.child_by_field_name("body");
+        let written_body = node.child_by_field_name("body");
+        let mut body = written_body;
+        // `a && cat <<EOF | bash` and `a | cat <<EOF | bash` come out as a list or pipeline
+        // carrying the heredoc; bash binds the redirection to the last command, so the other
+        // parts are walked on their own.
+        while let Some(negated) = body.filter(|b| b.kind() == "negated_command") {
+            body = negated.named_child(0);
+        }
+        while let Some(list) = body.filter(|b| matches!(b.kind(), "list" | "pipeline")) {
+            let mut cursor = list.walk();
+            let parts: Vec<Node<'_>> = list.named_children(&mut cursor).collect();
+            let Some((last, rest)) = parts.split_last() else {
+                break;
+            };
+            for (i, part) in rest.iter().enumerate() {
+                let input = if i == 0 || list.kind() == "list" {
+                    stdin.clone()
+                } else {
+                    Stdin::Unknown
+                };
+                self.node(*part, &input);
+            }
+            body = Some(*last);
+            while let Some(negated) = body.filter(|b| b.kind() == "negated_command") {
+                body = negated.named_child(0);
+            }
+        }
         let mut redirects = Vec::new();
         let mut input = stdin.clone();
         let mut arguments = Vec::new();
@@ -104,7 +125,7 @@ impl Walker<'_, '_> {
         let mut cursor = node.walk();
         let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in kids {
-            if Some(child) == body {
+            if Some(child) == written_body {
                 continue;
             }
             match child.kind() {
@@ -172,12 +193,7 @@ impl Walker<'_, '_> {
         };
         let mut quoted = false;
         let mut strip_tabs = false;
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'t>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
-            .collect();
+        let kids = super::walk::fields(node);
         for (field, child) in kids {
             match (field, child.kind()) {
                 (_, "<<-") => strip_tabs = true,
@@ -208,6 +224,14 @@ impl Walker<'_, '_> {
         let raw = self.text(node);
         if quoted {
             return Stdin::Known(tabs(raw, strip_tabs));
+        }
+        let masked = self
+            .masked
+            .iter()
+            .any(|r| r.start <= node.start_byte() && node.end_byte() <= r.end.max(r.start));
+        if masked && raw.contains(['$', '`']) {
+            self.opaque(node, "the expansions of this heredoc could not be checked");
+            return Stdin::Unknown;
         }
         let mut cursor = node.walk();
         let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();

@@ -17,6 +17,9 @@ pub struct Walker<'s, 'o> {
     /// Current syntax nesting.
     nesting: usize,
     pub(super) out: &'o mut Analysis,
+    /// Heredoc bodies the parser saw masked (see `coverage::misparsed_heredocs`): their
+    /// expansions were not parsed.
+    pub(super) masked: Vec<std::ops::Range<usize>>,
 }
 
 /// Node kinds that only carry words or expressions.
@@ -51,6 +54,22 @@ pub(super) const EXPRESSION_KINDS: &[&str] = &[
     "file_descriptor",
 ];
 
+/// The children of `node` with their field names, in order, in one cursor pass (asking
+/// each child for its field name separately is quadratic).
+pub(super) fn fields<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
+    let mut cursor = node.walk();
+    let mut out = Vec::with_capacity(node.child_count() as usize);
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
+}
+
 impl<'s, 'o> Walker<'s, 'o> {
     pub fn new(src: &'s str, depth: usize, out: &'o mut Analysis) -> Self {
         Self {
@@ -58,6 +77,7 @@ impl<'s, 'o> Walker<'s, 'o> {
             depth,
             nesting: 0,
             out,
+            masked: Vec::new(),
         }
     }
 
@@ -160,9 +180,11 @@ impl<'s, 'o> Walker<'s, 'o> {
             .filter(|n| n.kind() != "comment")
             .collect();
         for (i, stage) in stages.iter().enumerate() {
+            // Only shells read a script from stdin, and every shell's name contains "sh".
             let input = match i.checked_sub(1).and_then(|p| stages.get(p)) {
                 None => stdin.clone(),
-                Some(previous) => self.output_of(*previous),
+                Some(previous) if self.text(*stage).contains("sh") => self.output_of(*previous),
+                Some(_) => Stdin::Unknown,
             };
             self.node(*stage, &input);
         }
@@ -171,12 +193,7 @@ impl<'s, 'o> Walker<'s, 'o> {
     /// `if`, `while`/`until`, `for`/`select`, `case`: conditions and bodies are statements,
     /// loop values and case patterns are words, loop variables are assignments.
     fn control(&mut self, node: Node<'_>, stdin: &Stdin) {
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'_>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
-            .collect();
+        let kids = fields(node);
         for (field, child) in kids {
             if !child.is_named() {
                 continue;
@@ -198,12 +215,7 @@ impl<'s, 'o> Walker<'s, 'o> {
     }
 
     fn c_style_for(&mut self, node: Node<'_>, stdin: &Stdin) {
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'_>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, n)| (node.field_name_for_child(i as u32), n))
-            .collect();
+        let kids = fields(node);
         let mut hazard = false;
         for (field, child) in kids {
             match field {

@@ -302,7 +302,8 @@ pub fn unescape_double_quoted(raw: &str) -> String {
 }
 
 /// Decodes the body of a `$'...'` string (bash ANSI-C quoting). `None` when the result is
-/// not certain (a NUL byte, which bash cuts the string at, or an invalid code point).
+/// not certain (a NUL byte, which bash cuts the string at, a raw non-ASCII byte, or an
+/// invalid code point).
 pub fn decode_ansi_c(body: &str) -> Option<String> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
@@ -328,7 +329,7 @@ pub fn decode_ansi_c(body: &str) -> Option<String> {
             '0'..='7' => {
                 let mut digits = e.to_string();
                 take_digits(&mut chars, &mut digits, 3, 8);
-                char::from_u32(u32::from_str_radix(&digits, 8).ok()? & 0xff)?
+                byte_char(u32::from_str_radix(&digits, 8).ok()? & 0xff)?
             }
             'x' | 'u' | 'U' => {
                 let max = match e {
@@ -343,7 +344,12 @@ pub fn decode_ansi_c(body: &str) -> Option<String> {
                     out.push(e);
                     continue;
                 }
-                char::from_u32(u32::from_str_radix(&digits, 16).ok()?)?
+                let value = u32::from_str_radix(&digits, 16).ok()?;
+                if e == 'x' {
+                    byte_char(value)?
+                } else {
+                    char::from_u32(value)?
+                }
             }
             'c' => {
                 let control = chars.next()?;
@@ -360,6 +366,12 @@ pub fn decode_ansi_c(body: &str) -> Option<String> {
         out.push(decoded);
     }
     Some(out)
+}
+
+/// A byte written as `\xHH` or `\NNN`: bash emits the raw byte, which is only the same
+/// character for ASCII.
+fn byte_char(value: u32) -> Option<char> {
+    (value < 0x80).then(|| char::from_u32(value)).flatten()
 }
 
 fn take_digits(
@@ -498,6 +510,8 @@ mod tests {
         assert_eq!(decode_ansi_c("a\\nb\\'").as_deref(), Some("a\nb'"));
         assert_eq!(decode_ansi_c("r\\x00m"), None);
         assert_eq!(decode_ansi_c("\\q").as_deref(), Some("\\q"));
+        assert_eq!(decode_ansi_c("\\xff"), None);
+        assert_eq!(decode_ansi_c("\\u00e9").as_deref(), Some("é"));
     }
 
     #[test]
