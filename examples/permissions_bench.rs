@@ -4,6 +4,8 @@
 //!
 //! Run: `cargo run --release --example permissions_bench` from the repository root (the
 //! repository is used as the workspace, so path checks touch a real directory tree).
+//! Each sample is timed twice: wall clock, and this thread's CPU time (which leaves out
+//! time the scheduler gave to other processes on a shared machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -26,8 +28,34 @@ const COMMAND: &str = concat!(
     "diff <(git show HEAD:Cargo.toml) ../Cargo.toml || true; ",
     "cat ../README.md 2>/dev/null | wc -c; test -f ../Cargo.lock && echo locked; ",
     "git show --stat HEAD | head -20; jq -r '.name' package.json 2>/dev/null || echo none; ",
-    "du -sh . && wc -l permissions/shell/*.rs | tail -1"
+    "du -sh . && wc -l permissions/shell/*.rs | tail -1; ",
+    "git log --format='%h %s' -n 5 -- permissions/rate.rs | head -3 && pwd; ",
+    "stat -c %s ../Cargo.lock && file ../Cargo.toml; date"
 );
+
+/// This thread's CPU time.
+fn cpu_now() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes a timespec for a valid clock id.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Runs `f` `n` times; returns (wall, cpu) samples.
+fn measure(n: usize, mut f: impl FnMut()) -> (Vec<Duration>, Vec<Duration>) {
+    let mut wall = Vec::with_capacity(n);
+    let mut cpu = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (start, start_cpu) = (Instant::now(), cpu_now());
+        f();
+        cpu.push(cpu_now() - start_cpu);
+        wall.push(start.elapsed());
+    }
+    (wall, cpu)
+}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -88,37 +116,43 @@ fn main() {
     for _ in 0..200 {
         engine.check_bash(COMMAND);
     }
-    let samples = (0..5000)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(engine.check_bash(std::hint::black_box(COMMAND)));
-            start.elapsed()
-        })
-        .collect();
-    report("decision on the 1 KB command", samples);
-    let samples = (0..5000)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(agent::permissions::shell::analyze(std::hint::black_box(
-                COMMAND,
-            )));
-            start.elapsed()
-        })
-        .collect();
-    report("  of which: shell analysis alone", samples);
+    let (wall, cpu) = measure(5000, || {
+        std::hint::black_box(engine.check_bash(std::hint::black_box(COMMAND)));
+    });
+    report("decision on the 1 KB command, wall", wall);
+    report("decision on the 1 KB command, cpu ", cpu);
+    let short = "git log --oneline | head -20 && grep -rn TODO src | wc -l";
+    let (wall, cpu) = measure(5000, || {
+        std::hint::black_box(engine.check_bash(std::hint::black_box(short)));
+    });
+    report("decision on a 60-byte command, wall ", wall);
+    report("decision on a 60-byte command, cpu  ", cpu);
+    let (wall, cpu) = measure(5000, || {
+        std::hint::black_box(agent::permissions::shell::analyze(std::hint::black_box(
+            COMMAND,
+        )));
+    });
+    report("  of which shell analysis, wall   ", wall);
+    report("  of which shell analysis, cpu    ", cpu);
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .unwrap();
+    let (wall, cpu) = measure(5000, || {
+        std::hint::black_box(parser.parse(std::hint::black_box(COMMAND), None));
+    });
+    report("  of which tree-sitter parse, wall", wall);
+    report("  of which tree-sitter parse, cpu ", cpu);
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("config.toml");
     std::fs::write(&file, hundred_rules()).unwrap();
-    let samples = (0..2000)
-        .map(|_| {
-            let start = Instant::now();
-            let config = FileConfig::load(&file).unwrap();
-            let rules = from_specs(&config.permissions.rules, RuleSource::User);
-            assert_eq!(rules.len(), 100);
-            std::hint::black_box(PermissionEngine::new(rules, paths(&workspace)));
-            start.elapsed()
-        })
-        .collect();
-    report("load a 100-rule config and build the engine", samples);
+    let (wall, cpu) = measure(2000, || {
+        let config = FileConfig::load(&file).unwrap();
+        let rules = from_specs(&config.permissions.rules, RuleSource::User);
+        assert_eq!(rules.len(), 100);
+        std::hint::black_box(PermissionEngine::new(rules, paths(&workspace)));
+    });
+    report("load a 100-rule config + build engine, wall", wall);
+    report("load a 100-rule config + build engine, cpu ", cpu);
 }

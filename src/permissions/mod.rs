@@ -49,6 +49,36 @@ pub struct PermissionEngine {
     denies: Vec<DenyIndex>,
     /// Literal roots of absolute deny file rules (`~/.ssh`), with their reasons.
     secret_roots: Vec<(std::path::PathBuf, String)>,
+    /// Directories whose contents a deny rule covers (`~/.ssh` for `~/.ssh/**`).
+    secret_dirs: Vec<std::path::PathBuf>,
+    /// Bash rules of `rules` by the first byte of their pattern.
+    bash_index: BashIndex,
+}
+
+/// Positions of bash rules in the main list, so a command is only matched against rules
+/// that can match it. Order is restored (last match wins) by the caller.
+#[derive(Debug, Clone)]
+struct BashIndex {
+    /// Rules whose pattern starts with a literal byte, by that byte.
+    by_first: Vec<Vec<usize>>,
+    /// Rules whose pattern starts with `*` (or is empty).
+    wildcard: Vec<usize>,
+}
+
+impl BashIndex {
+    fn new(rules: &[Compiled]) -> Self {
+        let mut index = Self {
+            by_first: vec![Vec::new(); 256],
+            wildcard: Vec::new(),
+        };
+        for (i, rule) in rules.iter().enumerate().filter(|(_, r)| r.for_bash()) {
+            match rule.rule.pattern.as_bytes().first() {
+                Some(b'*') | None => index.wildcard.push(i),
+                Some(first) => index.by_first[usize::from(*first)].push(i),
+            }
+        }
+        index
+    }
 }
 
 /// A deny file rule in `rules` (or `tighten`), with cheap necessary conditions.
@@ -84,19 +114,27 @@ impl PermissionEngine {
             .collect();
         let mut denies = deny_index(&list, false);
         denies.extend(deny_index(&tighten, true));
+        let compiled = |d: &DenyIndex| {
+            if d.tighten {
+                &tighten[d.index]
+            } else {
+                &list[d.index]
+            }
+        };
         let secret_roots = denies
             .iter()
             .filter_map(|d| {
-                let c = if d.tighten {
-                    &tighten[d.index]
-                } else {
-                    &list[d.index]
-                };
-                c.literal_root().map(|root| (root, c.explain()))
+                compiled(d)
+                    .literal_root()
+                    .map(|r| (r, compiled(d).explain()))
             })
             .collect();
+        let secret_dirs = denies
+            .iter()
+            .filter(|d| compiled(d).covers_contents())
+            .filter_map(|d| compiled(d).literal_root())
+            .collect();
         Self {
-            rules: list,
             tighten,
             paths,
             session_commands: Vec::new(),
@@ -104,6 +142,9 @@ impl PermissionEngine {
             warnings,
             denies,
             secret_roots,
+            secret_dirs,
+            bash_index: BashIndex::new(&list),
+            rules: list,
         }
     }
 

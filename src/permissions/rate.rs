@@ -157,7 +157,15 @@ fn decide<'e>(
             && (c.matches_command(text)
                 || c.rule.action != Decision::Allow && aliases.iter().any(|a| c.matches_command(a)))
     };
-    let main = engine.rules.iter().rev().find(matches);
+    let mut candidates = engine.bash_index.wildcard.clone();
+    for t in std::iter::once(text).chain(aliases.iter().map(String::as_str)) {
+        if let Some(first) = t.as_bytes().first() {
+            candidates.extend(&engine.bash_index.by_first[usize::from(*first)]);
+        }
+    }
+    candidates.sort_unstable_by(|a, b| b.cmp(a));
+    candidates.dedup();
+    let main = candidates.iter().map(|i| &engine.rules[*i]).find(matches);
     let tight = engine.tighten.iter().rev().find(matches);
     match (main, tight) {
         (Some(m), Some(t)) if t.rule.action > m.rule.action => Some(t),
@@ -179,11 +187,8 @@ fn session_allows(
     })
 }
 
-/// Names used to probe whether a directory's contents are denied (`~/.ssh` for `~/.ssh/**`).
-const PROBE: &str = "agent-permission-probe";
-
-/// The first path the command names that a file rule denies: the path itself, or the
-/// contents of a directory it names.
+/// The first path the command names that a file rule denies: the path itself, or a
+/// directory whose contents a deny rule covers (`ls ~/.ssh`).
 fn path_deny(
     engine: &PermissionEngine,
     command: &SimpleCommand,
@@ -192,21 +197,15 @@ fn path_deny(
 ) -> Option<(Compiled, PathBuf)> {
     for (arg, views) in named_paths(command) {
         for path in resolver.candidates(&arg, bases, |name| engine.root_dir(name)) {
-            for (tool, write) in views {
-                let contents = path.join(PROBE);
-                let denied = engine
-                    .file_deny(tool, &path, *write)
-                    .or_else(|| engine.file_deny(tool, &contents, *write));
-                if let Some(deny) = denied {
-                    return Some((deny, path));
-                }
+            if let Some(deny) = engine.path_denied(&path, views) {
+                return Some((deny, path));
             }
         }
     }
     None
 }
 
-type Views = &'static [(&'static str, bool)];
+pub(super) type Views = &'static [(&'static str, bool)];
 
 /// Every path the command names, with the access views to rate it under: arguments are
 /// rated as both read and write (we cannot tell which), redirections as what they do.
@@ -264,7 +263,15 @@ fn recursive_floor(
         searched.extend(resolver.candidates(&arg, bases, |name| engine.root_dir(name)));
     }
     for dir in searched {
-        if let Some((root, reason)) = roots.iter().find(|(root, _)| root.starts_with(&dir)) {
+        let inside = |root: &PathBuf| {
+            let (root, dir) = (
+                root.as_os_str().as_encoded_bytes(),
+                dir.as_os_str().as_encoded_bytes(),
+            );
+            root.starts_with(dir)
+                && (root.len() == dir.len() || dir.ends_with(b"/") || root[dir.len()] == b'/')
+        };
+        if let Some((root, reason)) = roots.iter().find(|(root, _)| inside(root)) {
             return Some(format!(
                 "searches `{}`, which holds `{}` ({reason}, denied)",
                 dir.display(),
@@ -319,31 +326,47 @@ impl PermissionEngine {
         }
     }
 
-    /// The deny rule deciding `tool` on `path`, when the verdict is deny. Only paths some
-    /// deny rule matches are evaluated in full, which keeps argument checks cheap.
-    fn file_deny(&self, tool: &str, path: &std::path::Path, write: bool) -> Option<Compiled> {
-        let text = path.to_string_lossy();
-        let denied = self.denies.iter().any(|d| {
-            text.starts_with(d.prefix.as_str()) && text.ends_with(d.suffix.as_str()) && {
-                let c = if d.tighten {
-                    &self.tighten[d.index]
-                } else {
-                    &self.rules[d.index]
-                };
-                c.for_file(tool, write) && c.matches_path(path)
+    /// The deny rule deciding `path` under any of `views`, if one does. A cheap pass over
+    /// the deny rules' literal ends comes first; the full evaluation (last match wins) only
+    /// runs for a path some deny rule matches.
+    fn path_denied(&self, path: &std::path::Path, views: Views) -> Option<Compiled> {
+        self.exact_denied(path, views).or_else(|| {
+            self.secret_dirs
+                .iter()
+                .any(|dir| dir.as_os_str() == path.as_os_str())
+                .then(|| self.exact_denied(&path.join("agent-permission-probe"), views))?
+        })
+    }
+
+    fn exact_denied(&self, path: &std::path::Path, views: Views) -> Option<Compiled> {
+        let compiled = |d: &super::DenyIndex| {
+            if d.tighten {
+                &self.tighten[d.index]
+            } else {
+                &self.rules[d.index]
             }
+        };
+        let viewed = |c: &Compiled| views.iter().any(|(tool, write)| c.for_file(tool, *write));
+        let text = path.to_string_lossy();
+        let candidate = self.denies.iter().any(|d| {
+            text.starts_with(d.prefix.as_str())
+                && text.ends_with(d.suffix.as_str())
+                && viewed(compiled(d))
+                && compiled(d).matches_path(path)
         });
-        if !denied {
+        if !candidate {
             return None;
         }
-        let part = self.file_part(tool, path, write);
-        let rule: Rule = part.rule?;
-        (part.decision == Decision::Deny).then(|| {
-            self.rules
-                .iter()
-                .chain(&self.tighten)
-                .find(|c| c.rule == rule)
-                .cloned()
-        })?
+        views.iter().find_map(|(tool, write)| {
+            let part = self.file_part(tool, path, *write);
+            let rule: Rule = part.rule?;
+            (part.decision == Decision::Deny).then(|| {
+                self.rules
+                    .iter()
+                    .chain(&self.tighten)
+                    .find(|c| c.rule == rule)
+                    .cloned()
+            })?
+        })
     }
 }

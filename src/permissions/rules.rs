@@ -44,6 +44,8 @@ pub struct Compiled {
     pub reason: Option<&'static str>,
     command: Vec<String>,
     path: PathPattern,
+    /// Precomputed [`Compiled::for_bash`].
+    bash: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -74,12 +76,14 @@ impl Compiled {
         } else {
             compile_path(&rule.pattern, paths)
         };
+        let bash = rule.tool == "bash" || rule.tool == "*" && rule.source != RuleSource::Default;
         (
             Self {
                 rule,
                 reason,
                 command,
                 path,
+                bash,
             },
             warning,
         )
@@ -88,7 +92,7 @@ impl Compiled {
     /// Whether this rule rates shell commands: `bash` rules, and configured `*` rules (the
     /// built-in `*` rules are path rules).
     pub fn for_bash(&self) -> bool {
-        self.rule.tool == "bash" || self.rule.tool == "*" && self.rule.source != RuleSource::Default
+        self.bash
     }
 
     /// Whether this rule rates `tool` touching a path. File tools without rules of their
@@ -141,6 +145,12 @@ impl Compiled {
             PathPattern::Literal(path) => (path.to_string_lossy().into_owned(), String::new()),
             PathPattern::Any | PathPattern::Never => (String::new(), String::new()),
         }
+    }
+
+    /// Whether the pattern matches what is inside a directory (`dir/**`, `dir/*`), so
+    /// naming the directory itself exposes what the rule protects.
+    pub fn covers_contents(&self) -> bool {
+        matches!(&self.path, PathPattern::Glob(p) if p.as_str().ends_with("/**") || p.as_str().ends_with("/*"))
     }
 
     /// The absolute path before the first glob metacharacter of a path pattern
