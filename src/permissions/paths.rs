@@ -55,20 +55,17 @@ fn list_symlinks(dir: &Path) -> Option<HashSet<std::ffi::OsString>> {
 
 impl Resolver {
     /// Every path `arg` may refer to, lexical and resolved. `root` maps the variable a path
-    /// starts with (`HOME`, `AGENT_HOME`) to its value; a variable it does not know means the
-    /// path cannot be checked (no candidates).
+    /// starts with (`HOME`, `AGENT_HOME`, a variable the line assigns) to the directories it
+    /// may hold; none means the path cannot be checked (no candidates).
     pub fn candidates(
         &mut self,
         arg: &PathArg,
         bases: &[PathBuf],
-        root: impl Fn(&str) -> Option<PathBuf>,
+        root: impl Fn(&str) -> Vec<PathBuf>,
     ) -> Vec<PathBuf> {
         let mut written: Vec<(PathBuf, &str)> = Vec::new();
         if let Some(name) = &arg.root {
-            let Some(dir) = root(name) else {
-                return Vec::new();
-            };
-            written.push((dir, arg.text.as_str()));
+            written.extend(root(name).into_iter().map(|dir| (dir, arg.text.as_str())));
         } else if let Some(rest) = arg.text.strip_prefix('/') {
             written.push((PathBuf::from("/"), rest));
         } else {
@@ -269,14 +266,16 @@ mod tests {
             text: "link/key".into(),
             glob: false,
         };
-        let found = Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| None);
+        let found =
+            Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| Vec::new());
         assert!(found.contains(&root.join("secret/key")), "{found:?}");
         let arg = PathArg {
             root: None,
             text: "link/new".into(),
             glob: false,
         };
-        let found = Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| None);
+        let found =
+            Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| Vec::new());
         assert!(found.contains(&root.join("secret/new")), "{found:?}");
         std::fs::create_dir_all(root.join("secret/inner"))?;
         std::os::unix::fs::symlink(root.join("secret/inner"), root.join("link2"))?;
@@ -285,7 +284,8 @@ mod tests {
             text: "link2/../key".into(),
             glob: false,
         };
-        let found = Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| None);
+        let found =
+            Resolver::default().candidates(&arg, std::slice::from_ref(&root), |_| Vec::new());
         assert!(found.contains(&root.join("key")), "as written: {found:?}");
         assert!(
             found.contains(&root.join("secret/key")),
@@ -296,8 +296,13 @@ mod tests {
             text: "sec*/k?y".into(),
             glob: true,
         };
-        let found = Resolver::default()
-            .candidates(&arg, &[], |name| (name == "HOME").then(|| root.clone()));
+        let found = Resolver::default().candidates(&arg, &[], |name| {
+            if name == "HOME" {
+                vec![root.clone()]
+            } else {
+                Vec::new()
+            }
+        });
         assert!(found.contains(&root.join("secret/key")), "{found:?}");
         Ok(())
     }

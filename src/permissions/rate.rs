@@ -23,13 +23,16 @@ const SHOWN_CHARS: usize = 200;
 
 pub fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
     let analysis = shell::analyze(command);
-    let bases = bases(engine, &analysis.directories);
+    let scope = Scope {
+        bases: bases(engine, &analysis.directories),
+        variables: &analysis.variables,
+    };
     let mut resolver = Resolver::default();
     let mut parts: Vec<PartVerdict> = analysis
         .items
         .iter()
         .map(|item| match item {
-            Item::Command(c) => command_part(engine, c, &bases, &mut resolver),
+            Item::Command(c) => command_part(engine, c, &scope, &mut resolver),
             Item::Opaque(o) => opaque_part(engine, o, command),
         })
         .collect();
@@ -42,6 +45,41 @@ pub fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
         });
     }
     Evaluation::from_parts(parts)
+}
+
+/// Where relative paths and variables of one command line point.
+struct Scope<'a> {
+    /// The start directory and every literal `cd` target.
+    bases: Vec<PathBuf>,
+    /// Literal values assigned to shell variables anywhere in the line.
+    variables: &'a [(String, String)],
+}
+
+impl Scope<'_> {
+    /// Every directory a path starting with `$name` (or `~name`) may start at: the known
+    /// environment (`HOME`, `AGENT_HOME`, `PWD`) or any literal value the line assigns.
+    fn roots(&self, engine: &PermissionEngine, name: &str) -> Vec<PathBuf> {
+        if let Some(dir) = engine.root_dir(name) {
+            return vec![dir];
+        }
+        let mut dirs = Vec::new();
+        for (_, value) in self.variables.iter().filter(|(n, _)| n == name) {
+            match value.strip_prefix('~') {
+                Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                    dirs.extend(
+                        engine
+                            .paths
+                            .home
+                            .iter()
+                            .map(|h| h.join(rest.trim_start_matches('/'))),
+                    );
+                }
+                _ if value.starts_with('/') => dirs.push(PathBuf::from(value)),
+                _ => dirs.extend(self.bases.iter().map(|b| b.join(value))),
+            }
+        }
+        dirs
+    }
 }
 
 /// The start directory and every literal `cd` target.
@@ -91,7 +129,7 @@ fn opaque_part(engine: &PermissionEngine, opaque: &Opaque, command: &str) -> Par
 fn command_part(
     engine: &PermissionEngine,
     command: &SimpleCommand,
-    bases: &[PathBuf],
+    scope: &Scope<'_>,
     resolver: &mut Resolver,
 ) -> PartVerdict {
     let text = command.text();
@@ -120,14 +158,14 @@ fn command_part(
     };
     let mut floors = dedup(&command.floors);
     if decision < Decision::Deny {
-        floors.extend(recursive_floor(engine, command, bases, resolver));
+        floors.extend(recursive_floor(engine, command, scope, resolver));
     }
     if !floors.is_empty() && decision <= Decision::Ask {
         decision = Decision::Ask;
         reason = floors.join("; ");
     }
     if decision < Decision::Deny
-        && let Some((deny, path)) = path_deny(engine, command, bases, resolver)
+        && let Some((deny, path)) = path_deny(engine, command, scope, resolver)
     {
         decision = Decision::Deny;
         reason = format!("names `{}`: {}", path.display(), deny.explain());
@@ -192,11 +230,11 @@ fn session_allows(
 fn path_deny(
     engine: &PermissionEngine,
     command: &SimpleCommand,
-    bases: &[PathBuf],
+    scope: &Scope<'_>,
     resolver: &mut Resolver,
 ) -> Option<(Compiled, PathBuf)> {
     for (arg, views) in named_paths(command) {
-        for path in resolver.candidates(&arg, bases, |name| engine.root_dir(name)) {
+        for path in resolver.candidates(&arg, &scope.bases, |name| scope.roots(engine, name)) {
             if let Some(deny) = engine.path_denied(&path, views) {
                 return Some((deny, path));
             }
@@ -239,7 +277,7 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
 fn recursive_floor(
     engine: &PermissionEngine,
     command: &SimpleCommand,
-    bases: &[PathBuf],
+    scope: &Scope<'_>,
     resolver: &mut Resolver,
 ) -> Option<String> {
     let program = command.program().map_or("", basename);
@@ -260,7 +298,7 @@ fn recursive_floor(
     let roots = &engine.secret_roots;
     let mut searched: Vec<PathBuf> = vec![engine.paths.start_dir().to_path_buf()];
     for (arg, _) in named_paths(command) {
-        searched.extend(resolver.candidates(&arg, bases, |name| engine.root_dir(name)));
+        searched.extend(resolver.candidates(&arg, &scope.bases, |name| scope.roots(engine, name)));
     }
     for dir in searched {
         let inside = |root: &PathBuf| {
@@ -318,8 +356,17 @@ fn dedup(floors: &[String]) -> Vec<String> {
 impl PermissionEngine {
     /// The value of a variable a path may start with.
     pub(super) fn root_dir(&self, name: &str) -> Option<PathBuf> {
+        let home = self.paths.home.as_deref();
         match name {
             "HOME" => self.paths.home.clone(),
+            user if user.starts_with('~') => {
+                let user = &user[1..];
+                match home {
+                    Some(h) if h.file_name().is_some_and(|n| n == user) => Some(h.to_path_buf()),
+                    _ if user == "root" => Some(PathBuf::from("/root")),
+                    _ => None,
+                }
+            }
             "AGENT_HOME" => Some(self.paths.agent_home.clone()),
             "PWD" => Some(self.paths.start_dir().to_path_buf()),
             _ => None,

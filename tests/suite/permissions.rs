@@ -587,6 +587,15 @@ fn bash_arguments_naming_denied_paths_are_denied() {
         "cat ~/.ssh/*",
         "find ~/.ssh -type f -exec cat {} +",
         "git diff --no-index ~/.ssh/id_rsa /dev/null",
+        "ls ~/.ssh",
+        "cat \"$(echo .env)\"",
+        "f=.env; cat \"$f\"",
+        "for f in a .env; do cat \"$f\"; done",
+        "d=~/.ssh; cat $d/id_rsa",
+        "cat < ~/.ssh/id_rsa",
+        "echo \"$(<~/.ssh/id_rsa)\"",
+        "cat .//.env",
+        "cat ./sub/../.env",
     ] {
         assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
     }

@@ -72,6 +72,21 @@ impl Walker<'_, '_> {
                     quoted,
                 });
             }
+            "command_substitution" => {
+                self.substitution(node);
+                match self.echo_output(node) {
+                    Some(out)
+                        if quoted
+                            || !out.contains(|c: char| c.is_whitespace() || "*?[".contains(c)) =>
+                    {
+                        b.literal(&out, true);
+                    }
+                    _ => b.push(Segment::Dynamic {
+                        source: text.to_string(),
+                        quoted,
+                    }),
+                }
+            }
             "process_substitution" => {
                 self.substitution(node);
                 b.push(Segment::Pipe {
@@ -281,6 +296,39 @@ impl Walker<'_, '_> {
                 }
             }
         }
+    }
+
+    /// What `$(echo literal...)` prints, when that is certain (no options but `-n`, no
+    /// backslashes): such a substitution is as good as the literal for rules and paths.
+    fn echo_output(&self, node: Node<'_>) -> Option<String> {
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let [command] = kids.as_slice() else {
+            return None;
+        };
+        if command.kind() != "command" {
+            return None;
+        }
+        let mut cursor = command.walk();
+        let mut words = Vec::new();
+        for child in command.named_children(&mut cursor) {
+            let target = match child.kind() {
+                "command_name" => child.named_child(0)?,
+                _ => child,
+            };
+            words.push(self.static_text(target)?);
+        }
+        let (name, mut args) = words.split_first()?;
+        if name != "echo" || args.iter().any(|a| a.contains('\\')) {
+            return None;
+        }
+        if args.first().is_some_and(|a| a == "-n") {
+            args = &args[1..];
+        }
+        if args.first().is_some_and(|a| a.starts_with('-')) {
+            return None;
+        }
+        Some(args.join(" ").trim_end_matches('\n').to_string())
     }
 
     /// A node's text if it is a literal word (no expansion of any kind); nothing is walked.

@@ -185,6 +185,9 @@ pub struct Analysis {
     pub items: Vec<Item>,
     /// Literal `cd` targets: relative paths are also checked against these directories.
     pub directories: Vec<Word>,
+    /// Literal values assigned to variables anywhere in the line (`f=.env`, `for f in a b`),
+    /// so `cat $f` is checked against file rules with every value `f` may hold.
+    pub variables: Vec<(String, String)>,
 }
 
 impl Analysis {

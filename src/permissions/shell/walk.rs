@@ -198,6 +198,13 @@ impl<'s, 'o> Walker<'s, 'o> {
             if !child.is_named() {
                 continue;
             }
+            if field == Some("value")
+                && let Some(name) = node.child_by_field_name("variable")
+                && let Some(value) = self.static_text(child)
+            {
+                let name = self.text(name).to_string();
+                self.out.variables.push((name, value));
+            }
             if field == Some("variable") {
                 let name = self.text(child);
                 if let Some(reason) = names::assignment_hazard(name) {
@@ -277,6 +284,12 @@ impl<'s, 'o> Walker<'s, 'o> {
         }
         let mut cursor = node.walk();
         let values: Vec<Node<'_>> = node.children_by_field_name("value", &mut cursor).collect();
+        if let (Some(name), [value]) = (node.child_by_field_name("name"), values.as_slice())
+            && let Some(text) = self.static_text(*value)
+        {
+            let name = self.text(name).to_string();
+            self.out.variables.push((name, text));
+        }
         for value in values {
             self.expression(value);
         }

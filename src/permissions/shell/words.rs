@@ -192,6 +192,15 @@ fn finish(segments: &[Segment]) -> Word {
     let brace = has_brace_expansion(&shape);
     let tilde = shape.starts_with('~');
     let tilde_home = shape == "~" || shape.starts_with("~/");
+    // `~user/...`: another user's home; the engine knows a few (its own user, root).
+    let tilde_user = tilde
+        .then(|| shape[1..].split('/').next().unwrap_or(""))
+        .filter(|user| {
+            !user.is_empty()
+                && user
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        });
     let first = segments
         .iter()
         .find(|s| !matches!(s, Segment::Literal { text, .. } if text.is_empty()));
@@ -208,17 +217,17 @@ fn finish(segments: &[Segment]) -> Word {
         .iter()
         .any(|s| matches!(s, Segment::Dynamic { .. } | Segment::Pipe { .. }))
         && !brace
-        && (!tilde || tilde_home)
+        && (!tilde || tilde_home || tilde_user.is_some())
         && !segments
             .iter()
             .skip(1)
             .any(|s| matches!(s, Segment::Var { .. }));
-    let root = if tilde_home {
-        Some("HOME".to_string())
-    } else {
-        root
+    let root = match (tilde_home, tilde_user) {
+        (true, _) => Some("HOME".to_string()),
+        (false, Some(user)) => Some(format!("~{user}")),
+        _ => root,
     };
-    let path = static_path.then(|| path_arg(&text, &pattern, root, tilde_home, glob));
+    let path = static_path.then(|| path_arg(&text, &pattern, root, tilde, glob));
     let pipe = matches!(segments, [Segment::Pipe { .. }]);
     Word {
         text,
@@ -233,6 +242,9 @@ fn finish(segments: &[Segment]) -> Word {
 fn path_arg(text: &str, pattern: &str, root: Option<String>, tilde: bool, glob: bool) -> PathArg {
     let source = if glob { pattern } else { text };
     let rest = match &root {
+        Some(name) if tilde && name.starts_with('~') => {
+            source.strip_prefix(name.as_str()).unwrap_or(source)
+        }
         Some(_) if tilde => source.strip_prefix('~').unwrap_or(source),
         Some(name) => {
             let braced = format!("${{{name}}}");
@@ -433,7 +445,16 @@ mod tests {
                 glob: false
             })
         );
-        assert!(word(vec![lit("~root/x", false)]).dynamic);
+        let other = word(vec![lit("~root/.ssh/id_rsa", false)]);
+        assert!(other.dynamic && !other.may_be_option);
+        assert_eq!(
+            other.path,
+            Some(PathArg {
+                root: Some("~root".into()),
+                text: ".ssh/id_rsa".into(),
+                glob: false
+            })
+        );
         assert_eq!(word(vec![lit("~/x", true)]).path.and_then(|p| p.root), None);
     }
 
