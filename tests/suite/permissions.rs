@@ -703,3 +703,92 @@ fn a_denied_part_blocks_the_whole_command_in_a_turn() {
     assert!(content.starts_with("Blocked by policy: "), "{content}");
     assert!(content.contains("rm -rf victim"), "{content}");
 }
+
+// --- session approvals through the dispatcher -------------------------------------------
+
+mod session {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use agent::cancel::CancelToken;
+    use agent::model::ToolCall;
+    use agent::permissions::{ApprovalAnswer, ApprovalRequest, Approver};
+    use agent::sandbox::ExecSettings;
+    use agent::tools::dispatch::NoPolicy;
+    use agent::tools::{Dispatcher, FileTracker, Registry, ToolContext};
+    use pretty_assertions::assert_eq;
+
+    use crate::support::TestEnv;
+
+    /// Answers from a list (then `n`), recording what was asked.
+    struct Scripted {
+        answers: Mutex<VecDeque<ApprovalAnswer>>,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Approver for Scripted {
+        fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
+            self.asked.lock().unwrap().push(request.subject.clone());
+            self.answers
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(ApprovalAnswer::No)
+        }
+    }
+
+    #[test]
+    fn always_allows_the_prefix_for_the_session_but_never_a_deny() {
+        let env = TestEnv::new();
+        env.write("victim/file", "x");
+        let engine = Mutex::new(super::engine(&env));
+        let approver = Scripted {
+            answers: Mutex::new(VecDeque::from([ApprovalAnswer::Always])),
+            asked: Mutex::new(Vec::new()),
+        };
+        let registry = Registry::builtin();
+        let dispatcher = Dispatcher {
+            registry: &registry,
+            permissions: &engine,
+            approver: &approver,
+            policy: &NoPolicy,
+        };
+        let (files, exec, cancel) = (
+            FileTracker::default(),
+            ExecSettings::default(),
+            CancelToken::new(),
+        );
+        let ctx = ToolContext {
+            workspace: &env.workspace,
+            cwd: &env.workspace,
+            files: &files,
+            exec: &exec,
+            cancel: &cancel,
+            max_output_chars: 10_000,
+        };
+        let call = |command: &str| {
+            let call = ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            };
+            dispatcher.dispatch(&call, &ctx)
+        };
+        assert!(call("id -u").ok, "approved with `a`");
+        assert!(call("id -u").ok, "same command: no prompt");
+        assert!(
+            call("id -u -r").ok,
+            "longer command with the same prefix: no prompt"
+        );
+        let denied = call("id -u && rm -rf victim");
+        assert!(
+            denied.content.starts_with("Blocked by policy: "),
+            "{}",
+            denied.content
+        );
+        assert_eq!(env.read("victim/file"), "x");
+        let other = call("id -un");
+        assert_eq!(other.content, "The user denied this tool call.");
+        assert_eq!(*approver.asked.lock().unwrap(), vec!["id -u", "id -un"]);
+    }
+}
