@@ -11,6 +11,16 @@ use super::walk::Walker;
 use super::words::Word;
 use super::{Redirect, RedirectKind, Role, SimpleCommand, Stdin};
 
+/// What a statement's redirections contribute.
+struct Gathered<'t> {
+    redirects: Vec<Redirect>,
+    input: Stdin,
+    /// Words after a heredoc delimiter, which are arguments of the command.
+    arguments: Vec<Node<'t>>,
+    /// Statements after a heredoc on its line; `true` for pipeline stages.
+    after: Vec<(Node<'t>, bool)>,
+}
+
 /// What a heredoc contributes to its command.
 struct Heredoc<'t> {
     /// The body as the command's standard input.
@@ -92,82 +102,102 @@ impl Walker<'_, '_> {
     /// A statement with redirections: `cmd > out`, `{ ...; } 2>&1`, `cat <<EOF ... EOF`.
     pub(super) fn redirected(&mut self, node: Node<'_>, stdin: &Stdin) {
         let written_body = node.child_by_field_name("body");
-        let mut body = written_body;
-        // `a && cat <<EOF | bash` and `a | cat <<EOF | bash` come out as a list or pipeline
-        // carrying the heredoc; bash binds the redirection to the last command, so the other
-        // parts are walked on their own.
-        while let Some(negated) = body.filter(|b| b.kind() == "negated_command") {
-            body = negated.named_child(0);
-        }
-        while let Some(list) = body.filter(|b| matches!(b.kind(), "list" | "pipeline")) {
-            let mut cursor = list.walk();
-            let parts: Vec<Node<'_>> = list.named_children(&mut cursor).collect();
-            let Some((last, rest)) = parts.split_last() else {
-                break;
-            };
-            for (i, part) in rest.iter().enumerate() {
-                let input = if i == 0 || list.kind() == "list" {
-                    stdin.clone()
-                } else {
-                    Stdin::Unknown
-                };
-                self.node(*part, &input);
-            }
-            body = Some(*last);
-            while let Some(negated) = body.filter(|b| b.kind() == "negated_command") {
-                body = negated.named_child(0);
-            }
-        }
-        let mut redirects = Vec::new();
-        let mut input = stdin.clone();
-        let mut arguments = Vec::new();
-        let mut after: Vec<(Node<'_>, bool)> = Vec::new();
-        let mut cursor = node.walk();
-        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-        for child in kids {
-            if Some(child) == written_body {
-                continue;
-            }
-            match child.kind() {
-                "heredoc_redirect" => {
-                    let heredoc = self.heredoc(child);
-                    input = heredoc.stdin;
-                    for redirect in heredoc.redirects {
-                        redirects.extend(self.redirect(redirect));
-                    }
-                    arguments.extend(heredoc.arguments);
-                    after.extend(heredoc.stages.into_iter().map(|s| (s, true)));
-                    after.extend(heredoc.right.map(|r| (r, false)));
-                }
-                "herestring_redirect" => {
-                    input = self.herestring(child);
-                    self.redirect(child);
-                }
-                _ => redirects.extend(self.redirect(child)),
-            }
-        }
-        let piped = match (body, &input) {
+        let body = self.redirected_command(written_body, stdin);
+        let gathered = self.gather(node, written_body, stdin);
+        let piped = match (body, &gathered.input) {
             (Some(b), Stdin::Known(text)) if self.is_plain_cat(b) => Stdin::Known(text.clone()),
             _ => Stdin::Unknown,
         };
         match body {
-            Some(b) if b.kind() == "command" => self.command(b, redirects, input, arguments),
-            Some(b) => {
-                self.node(b, &input);
-                self.redirect_only(redirects);
+            Some(b) if b.kind() == "command" => {
+                self.command(b, gathered.redirects, gathered.input, gathered.arguments);
             }
-            None => self.redirect_only(redirects),
+            Some(b) => {
+                self.node(b, &gathered.input);
+                self.redirect_only(gathered.redirects);
+            }
+            None => self.redirect_only(gathered.redirects),
         }
         let mut first_stage = true;
-        for (next, stage) in after {
-            let stage_input = if stage && first_stage {
+        for (next, stage) in gathered.after {
+            let input = if stage && first_stage {
                 piped.clone()
             } else {
                 Stdin::Unknown
             };
             first_stage &= !stage;
-            self.node(next, &stage_input);
+            self.node(next, &input);
         }
+    }
+
+    /// The command a statement's redirections bind to. `a && cat <<EOF | bash` and
+    /// `a | cat <<EOF | bash` come out as a list or pipeline carrying the heredoc; bash binds
+    /// the redirection to the last command (`!` aside), so the other parts are walked here.
+    fn redirected_command<'t>(
+        &mut self,
+        body: Option<Node<'t>>,
+        stdin: &Stdin,
+    ) -> Option<Node<'t>> {
+        let unnegate = |mut node: Option<Node<'t>>| {
+            while let Some(negated) = node.filter(|b| b.kind() == "negated_command") {
+                node = negated.named_child(0);
+            }
+            node
+        };
+        let mut body = unnegate(body);
+        while let Some(list) = body.filter(|b| matches!(b.kind(), "list" | "pipeline")) {
+            let mut cursor = list.walk();
+            let parts: Vec<Node<'t>> = list.named_children(&mut cursor).collect();
+            let Some((last, rest)) = parts.split_last() else {
+                break;
+            };
+            for (i, part) in rest.iter().enumerate() {
+                let first = i == 0 || list.kind() == "list";
+                self.node(*part, if first { stdin } else { &Stdin::Unknown });
+            }
+            body = unnegate(Some(*last));
+        }
+        body
+    }
+
+    /// The redirections of a statement (those nested in a heredoc line included), the
+    /// standard input they give, and what follows a heredoc on its line.
+    fn gather<'t>(
+        &mut self,
+        node: Node<'t>,
+        body: Option<Node<'t>>,
+        stdin: &Stdin,
+    ) -> Gathered<'t> {
+        let mut gathered = Gathered {
+            redirects: Vec::new(),
+            input: stdin.clone(),
+            arguments: Vec::new(),
+            after: Vec::new(),
+        };
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        for child in kids.into_iter().filter(|c| Some(*c) != body) {
+            match child.kind() {
+                "heredoc_redirect" => {
+                    let heredoc = self.heredoc(child);
+                    gathered.input = heredoc.stdin;
+                    for redirect in heredoc.redirects {
+                        gathered.redirects.extend(self.redirect(redirect));
+                    }
+                    gathered.arguments.extend(heredoc.arguments);
+                    gathered
+                        .after
+                        .extend(heredoc.stages.into_iter().map(|s| (s, true)));
+                    gathered.after.extend(heredoc.right.map(|r| (r, false)));
+                }
+                "herestring_redirect" => {
+                    gathered.input = self.herestring(child);
+                    self.redirect(child);
+                }
+                _ => gathered.redirects.extend(self.redirect(child)),
+            }
+        }
+        gathered
     }
 
     fn redirect_only(&mut self, redirects: Vec<Redirect>) {

@@ -15,73 +15,91 @@ const LONG: &[(&str, &str)] = &[
 
 /// Why this sed invocation is at least `ask`, if it is.
 pub fn hazard(args: &[Word]) -> Option<String> {
-    let mut scripts: Vec<&str> = Vec::new();
-    let mut explicit = false;
-    let mut operands: Vec<&Word> = Vec::new();
-    let mut i = 0;
+    let invocation = match parse_args(args) {
+        Ok(invocation) => invocation,
+        Err(reason) => return Some(reason),
+    };
+    let mut scripts = invocation.scripts;
+    if !invocation.explicit {
+        let first = invocation.operands.first()?;
+        if first.dynamic {
+            return Some("the sed script is only known at run time".into());
+        }
+        scripts.push(&first.text);
+    }
+    scripts.into_iter().find_map(script_hazard)
+}
+
+/// A sed command line split into scripts (`-e`, `--expression`) and operands.
+struct Invocation<'a> {
+    scripts: Vec<&'a str>,
+    /// A script came from `-e`/`--expression`; otherwise it is the first operand.
+    explicit: bool,
+    operands: Vec<&'a Word>,
+}
+
+fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
+    let mut found = Invocation {
+        scripts: Vec::new(),
+        explicit: false,
+        operands: Vec::new(),
+    };
     let mut options_done = false;
+    let mut i = 0;
     while let Some(word) = args.get(i) {
         i += 1;
         let text = word.text.as_str();
-        if word.dynamic && (word.may_be_option && !options_done || !explicit && operands.is_empty())
-        {
-            return Some(format!(
+        if word.dynamic && word.may_be_option && !options_done {
+            return Err(format!(
                 "`{text}` is only known at run time and could be a sed option or script"
             ));
         }
         if options_done || !text.starts_with('-') || text == "-" {
-            operands.push(word);
-            continue;
-        }
-        if text == "--" {
+            found.operands.push(word);
+        } else if text == "--" {
             options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
             let (name, value) = long
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
             if let Some((option, what)) = long_match(LONG, name) {
-                return Some(format!("`sed {option}` {what}"));
+                return Err(format!("`sed {option}` {what}"));
             }
-            if "expression".starts_with(name) && !name.is_empty() {
-                explicit = true;
-                match value {
-                    Some(v) => scripts.push(v),
-                    None => {
-                        scripts.push(args.get(i).map_or("", |w| w.text.as_str()));
-                        i += 1;
-                    }
-                }
+            if !name.is_empty() && "expression".starts_with(name) {
+                found.explicit = true;
+                let script = match value {
+                    Some(v) => v,
+                    None => next_script(args, &mut i)?,
+                };
+                found.scripts.push(script);
             }
         } else {
             match short_cluster(&text[1..]) {
-                Cluster::Hazard(what) => return Some(what),
-                Cluster::Script(Some(script)) => {
-                    explicit = true;
-                    scripts.push(script);
-                }
-                Cluster::Script(None) => {
-                    explicit = true;
-                    let Some(next) = args.get(i) else {
-                        return Some("`sed -e` without a script".into());
+                Cluster::Hazard(what) => return Err(what),
+                Cluster::Script(script) => {
+                    found.explicit = true;
+                    let script = match script {
+                        Some(s) => s,
+                        None => next_script(args, &mut i)?,
                     };
-                    if next.dynamic {
-                        return Some("the sed script is only known at run time".into());
-                    }
-                    scripts.push(&next.text);
-                    i += 1;
+                    found.scripts.push(script);
                 }
                 Cluster::Value => i += 1,
                 Cluster::Flags => {}
             }
         }
     }
-    if !explicit {
-        match operands.first() {
-            Some(first) => scripts.push(&first.text),
-            None => return None,
-        }
+    Ok(found)
+}
+
+/// The script given as the word after `-e` / `--expression`.
+fn next_script<'a>(args: &'a [Word], i: &mut usize) -> Result<&'a str, String> {
+    let next = args.get(*i).ok_or("`sed -e` without a script")?;
+    *i += 1;
+    if next.dynamic {
+        return Err("the sed script is only known at run time".into());
     }
-    scripts.into_iter().find_map(script_hazard)
+    Ok(&next.text)
 }
 
 enum Cluster<'a> {

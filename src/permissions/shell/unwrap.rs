@@ -319,6 +319,32 @@ fn time(words: &[Word]) -> Option<Unwrapped> {
 }
 
 fn xargs(words: &[Word]) -> Option<Unwrapped> {
+    let (start, replace) = match xargs_options(words) {
+        Ok(found) => found,
+        Err(reason) => return Some(unknown(reason)),
+    };
+    let mut inner: Vec<Word> = words.get(start..).unwrap_or_default().to_vec();
+    if inner.is_empty() {
+        inner.push(Word::literal("echo"));
+    }
+    match replace {
+        Some(r) if !r.is_empty() => {
+            for word in &mut inner {
+                if word.text.contains(&r) {
+                    *word = Word::runtime(&word.text, word.text.starts_with(&r));
+                }
+            }
+        }
+        _ => inner.push(Word::runtime("{stdin}", true)),
+    }
+    Some(Unwrapped {
+        runs: vec![Run::Command(inner)],
+        ..Unwrapped::default()
+    })
+}
+
+/// Where xargs' command starts, and its `-I` replacement string if any.
+fn xargs_options(words: &[Word]) -> Result<(usize, Option<String>), String> {
     const FLAGS: &[&str] = &[
         "-0",
         "--null",
@@ -355,62 +381,37 @@ fn xargs(words: &[Word]) -> Option<Unwrapped> {
     let mut replace: Option<String> = None;
     let mut i = 1;
     while let Some(word) = words.get(i) {
-        let text = match literal(word) {
-            Ok(text) => text,
-            Err(reason) => return Some(unknown(reason)),
-        };
+        let text = literal(word)?;
         if text == "--" {
-            i += 1;
-            break;
+            return Ok((i + 1, replace));
         }
         if !text.starts_with('-') || text == "-" {
             break;
         }
         if text == "-I" {
             replace = words.get(i + 1).map(|w| w.text.clone());
-            i += 2;
+            i += 1;
         } else if let Some(r) = text
             .strip_prefix("-I")
             .or_else(|| text.strip_prefix("--replace="))
         {
             replace = Some(r.to_string());
-            i += 1;
         } else if text == "-i" || text == "--replace" {
             replace = Some("{}".into());
-            i += 1;
-        } else if FLAGS.contains(&text) || VALUED.iter().any(|v| attached(text, v)) {
-            i += 1;
         } else if VALUED.contains(&text) {
-            i += 2;
-        } else if ["-e", "-i", "-l"].iter().any(|p| text.starts_with(p)) {
-            if let Some(r) = text.strip_prefix("-i") {
-                replace = Some(r.to_string());
-            }
             i += 1;
-        } else {
-            return Some(unknown(format!(
-                "`xargs` has an option we do not know: `{text}`"
-            )));
+        } else if let Some(r) = text.strip_prefix("-i") {
+            replace = Some(r.to_string());
+        } else if !(FLAGS.contains(&text)
+            || VALUED.iter().any(|v| attached(text, v))
+            || text.starts_with("-e")
+            || text.starts_with("-l"))
+        {
+            return Err(format!("`xargs` has an option we do not know: `{text}`"));
         }
+        i += 1;
     }
-    let mut inner: Vec<Word> = words.get(i..).unwrap_or_default().to_vec();
-    if inner.is_empty() {
-        inner.push(Word::literal("echo"));
-    }
-    match replace {
-        Some(r) if !r.is_empty() => {
-            for word in &mut inner {
-                if word.text.contains(&r) {
-                    *word = Word::runtime(&word.text, word.text.starts_with(&r));
-                }
-            }
-        }
-        _ => inner.push(Word::runtime("{stdin}", true)),
-    }
-    Some(Unwrapped {
-        runs: vec![Run::Command(inner)],
-        ..Unwrapped::default()
-    })
+    Ok((i, replace))
 }
 
 /// `find ... -exec cmd {} ;` (also `+`, `-execdir`, `-ok`, `-okdir`).
@@ -503,54 +504,18 @@ fn trap(words: &[Word]) -> Option<Unwrapped> {
 
 /// `bash -c 'script'`, `sh -lc '...'`, `bash` reading a script from standard input.
 fn shell_call(words: &[Word], shell: &str, stdin: &Stdin) -> Option<Unwrapped> {
-    const LONG: &[&str] = &[
-        "--norc",
-        "--noprofile",
-        "--login",
-        "--posix",
-        "--restricted",
-        "--verbose",
-        "--noediting",
-        "--debugger",
-    ];
     let mut found = Unwrapped::default();
     if matches!(shell, "zsh" | "ksh" | "mksh") {
         found.floors.push(format!(
             "`{shell}` syntax is checked with bash rules; approve it yourself"
         ));
     }
-    let mut payload = false;
-    let mut i = 1;
-    while let Some(word) = words.get(i) {
-        let text = match literal(word) {
-            Ok(text) => text,
-            Err(reason) => return Some(unknown(reason)),
-        };
-        match text {
-            "--" | "-" => {
-                i += 1;
-                break;
-            }
-            "-o" | "+o" | "-O" | "+O" => i += 2,
-            "--rcfile" | "--init-file" => {
-                found
-                    .floors
-                    .push(format!("`{text}` runs a startup file that is not checked"));
-                i += 2;
-            }
-            t if LONG.contains(&t) => i += 1,
-            t if t.starts_with("--") => {
-                return Some(unknown(format!("`{shell}` option `{t}` is not known")));
-            }
-            t if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 => {
-                payload |= t.starts_with('-') && t.contains('c');
-                i += 1;
-            }
-            _ => break,
-        }
-    }
+    let (start, payload) = match shell_options(words, shell, &mut found.floors) {
+        Ok(found) => found,
+        Err(reason) => return Some(unknown(reason)),
+    };
     if payload {
-        let run = match words.get(i) {
+        let run = match words.get(start) {
             Some(word) if !word.dynamic => Run::Script(word.text.clone()),
             Some(word) => Run::Unknown(format!(
                 "the `{shell} -c` command `{}` is only known at run time",
@@ -561,7 +526,7 @@ fn shell_call(words: &[Word], shell: &str, stdin: &Stdin) -> Option<Unwrapped> {
         found.runs.push(run);
         return Some(found);
     }
-    if i < words.len() {
+    if start < words.len() {
         let script_file = Unwrapped {
             role: Some(Role::Command),
             ..found
@@ -579,4 +544,125 @@ fn shell_call(words: &[Word], shell: &str, stdin: &Stdin) -> Option<Unwrapped> {
         Stdin::Inherited => return None,
     }
     Some(found)
+}
+
+/// Where a shell's operands start, and whether `-c` was given; startup files are floors.
+fn shell_options(
+    words: &[Word],
+    shell: &str,
+    floors: &mut Vec<String>,
+) -> Result<(usize, bool), String> {
+    const LONG: &[&str] = &[
+        "--norc",
+        "--noprofile",
+        "--login",
+        "--posix",
+        "--restricted",
+        "--verbose",
+        "--noediting",
+        "--debugger",
+    ];
+    let mut payload = false;
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        let text = literal(word)?;
+        match text {
+            "--" | "-" => return Ok((i + 1, payload)),
+            "-o" | "+o" | "-O" | "+O" => i += 1,
+            "--rcfile" | "--init-file" => {
+                floors.push(format!("`{text}` runs a startup file that is not checked"));
+                i += 1;
+            }
+            t if LONG.contains(&t) => {}
+            t if t.starts_with("--") => {
+                return Err(format!("`{shell}` option `{t}` is not known"));
+            }
+            t if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 => {
+                payload |= t.starts_with('-') && t.contains('c');
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    Ok((i, payload))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn words(line: &str) -> Vec<Word> {
+        line.split_whitespace().map(Word::literal).collect()
+    }
+
+    /// The text of what `line` runs, or `?reason` for unknown runs.
+    fn runs(line: &str) -> Vec<String> {
+        unwrap(&words(line), &Stdin::Inherited)
+            .map(|u| {
+                u.runs
+                    .into_iter()
+                    .map(|r| match r {
+                        Run::Command(w) => super::super::join(&w),
+                        Run::Script(s) => format!("script: {s}"),
+                        Run::Unknown(why) => format!("?{why}"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn wrappers() {
+        assert_eq!(runs("timeout -s KILL 30 rm x"), vec!["rm x"]);
+        assert_eq!(runs("timeout --kill-after=5 30 rm x"), vec!["rm x"]);
+        assert_eq!(runs("nice -n 5 rm x"), vec!["rm x"]);
+        assert_eq!(runs("nice -5 rm x"), vec!["rm x"]);
+        assert_eq!(runs("env -i A=1 -u B rm x"), vec!["rm x"]);
+        assert_eq!(runs("nohup rm x"), vec!["rm x"]);
+        assert_eq!(runs("stdbuf -oL -e0 rm x"), vec!["rm x"]);
+        assert_eq!(runs("command -p rm x"), vec!["rm x"]);
+        assert_eq!(runs("command -v rm"), Vec::<String>::new());
+        assert_eq!(runs("exec -a name rm x"), vec!["rm x"]);
+        assert_eq!(runs("time -p rm x"), vec!["rm x"]);
+        assert_eq!(runs("env"), Vec::<String>::new());
+        assert!(runs("timeout --bogus 5 rm")[0].starts_with('?'));
+        assert_eq!(runs("setsid rm x"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn runners() {
+        assert_eq!(runs("xargs rm"), vec!["rm {stdin}"]);
+        assert_eq!(runs("xargs -0 -n 1 -P4 rm -f"), vec!["rm -f {stdin}"]);
+        assert_eq!(runs("xargs -I {} cp {} /tmp"), vec!["cp {} /tmp"]);
+        assert_eq!(runs("xargs"), vec!["echo {stdin}"]);
+        assert_eq!(
+            runs("find . -exec rm {} ; -execdir cat {} +"),
+            vec!["rm {}", "cat {}"]
+        );
+        assert!(runs("find . -exec rm {}")[0].starts_with('?'));
+        assert_eq!(runs("find . -name x"), Vec::<String>::new());
+        assert_eq!(runs("eval rm -rf x"), vec!["script: rm -rf x"]);
+        assert_eq!(runs("trap rm EXIT"), vec!["script: rm"]);
+        assert_eq!(runs("trap - EXIT"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn shells() {
+        assert_eq!(runs("bash -c ls"), vec!["script: ls"]);
+        assert_eq!(runs("sh -ec ls"), vec!["script: ls"]);
+        assert_eq!(runs("bash -o pipefail -c ls"), vec!["script: ls"]);
+        assert_eq!(runs("bash --norc -lc ls"), vec!["script: ls"]);
+        assert_eq!(runs("bash script.sh"), Vec::<String>::new());
+        assert!(runs("bash -c")[0].starts_with('?'));
+        let piped = unwrap(&words("bash"), &Stdin::Known("rm x\n".into()));
+        assert_eq!(
+            piped.map(|u| u.runs),
+            Some(vec![Run::Script("rm x\n".into())])
+        );
+        let unknown = unwrap(&words("sh"), &Stdin::Unknown).expect("a shell");
+        assert_eq!((unknown.runs.len(), unknown.floors.len()), (0, 1));
+        let zsh = unwrap(&words("zsh -c ls"), &Stdin::Inherited).expect("a shell");
+        assert_eq!(zsh.floors.len(), 1);
+    }
 }
