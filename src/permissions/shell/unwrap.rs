@@ -52,7 +52,8 @@ pub fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
         "nohup" => after_options(words, &NO_OPTIONS, 0),
         "stdbuf" => after_options(words, &STDBUF, 0),
         "command" => command(words),
-        "builtin" | "coproc" => inner_from(words, 1),
+        "builtin" => inner_from(words, 1),
+        "coproc" => keyword_command(inner_from(words, 1)),
         "exec" => exec(words),
         "time" => time(words),
         "xargs" => xargs(words),
@@ -250,6 +251,39 @@ fn split_string(value: Option<&Word>, rest: &[Word]) -> Unwrapped {
     }
 }
 
+/// After the `time` and `coproc` keywords comes a whole command, which may start with
+/// assignments (`time X=1 cmd`): they are skipped, and their names are floors.
+fn keyword_command(found: Option<Unwrapped>) -> Option<Unwrapped> {
+    let mut found = found?;
+    let mut floors = Vec::new();
+    for run in &mut found.runs {
+        let Run::Command(words) = run else { continue };
+        let assignments = words
+            .iter()
+            .take_while(|w| !w.dynamic && assignment_name(&w.text).is_some())
+            .count();
+        for word in &words[..assignments] {
+            floors.extend(assignment_name(&word.text).and_then(names::assignment_hazard));
+        }
+        words.drain(..assignments);
+        if words.is_empty() {
+            *run = Run::Unknown("only assignments after the keyword".into());
+        }
+    }
+    found.inner_floors.extend(floors);
+    Some(found)
+}
+
+/// `NAME` of a `NAME=value` word.
+fn assignment_name(text: &str) -> Option<&str> {
+    let (name, _) = text.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
+}
+
 /// `command -p cmd` runs cmd; `command -v/-V cmd` only describes it.
 fn command(words: &[Word]) -> Option<Unwrapped> {
     let mut i = 1;
@@ -305,7 +339,7 @@ fn time(words: &[Word]) -> Option<Unwrapped> {
         ],
         valued: &["-f", "--format", "-o", "--output"],
     };
-    let mut found = after_options(words, &options, 0)?;
+    let mut found = keyword_command(after_options(words, &options, 0))?;
     if words
         .iter()
         .skip(1)
@@ -625,6 +659,8 @@ mod tests {
         assert_eq!(runs("command -v rm"), Vec::<String>::new());
         assert_eq!(runs("exec -a name rm x"), vec!["rm x"]);
         assert_eq!(runs("time -p rm x"), vec!["rm x"]);
+        assert_eq!(runs("time X=1 rm x"), vec!["rm x"]);
+        assert_eq!(runs("coproc x=1 rm x"), vec!["rm x"]);
         assert_eq!(runs("env"), Vec::<String>::new());
         assert!(runs("timeout --bogus 5 rm")[0].starts_with('?'));
         assert_eq!(runs("setsid rm x"), Vec::<String>::new());
