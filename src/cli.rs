@@ -122,3 +122,4 @@ pub struct SandboxHelperArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
+

@@ -37,9 +37,7 @@ impl Input {
         if !trimmed.starts_with('/') || trimmed.starts_with("//") {
             return Self::Task(line.trim_end().to_string());
         }
-        let (command, _rest) = trimmed
-            .split_once(char::is_whitespace)
-            .unwrap_or((trimmed, ""));
+        let (command, _rest) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
@@ -167,9 +165,6 @@ mod tests {
         assert_eq!(Input::parse("/nope x"), Input::Unknown("/nope".into()));
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
-        assert_eq!(
-            Input::parse("// comment-like task"),
-            Input::Task("// comment-like task".into())
-        );
+        assert_eq!(Input::parse("// comment-like task"), Input::Task("// comment-like task".into()));
     }
 }

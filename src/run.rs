@@ -26,12 +26,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() {
-                Exit::Usage
-            } else {
-                Exit::Done
-            }
-            .into();
+            return if error.use_stderr() { Exit::Usage } else { Exit::Done }.into();
         }
     };
     let exit = match cli.command {
@@ -43,10 +38,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             Exit::Done
         }
         Some(command) => {
-            fail(&format!(
-                "`{}` is not available yet",
-                command_name(&command)
-            ));
+            fail(&format!("`{}` is not available yet", command_name(&command)));
             Exit::Usage
         }
         None => session(&cli.run),
@@ -118,21 +110,14 @@ fn session(args: &RunArgs) -> Exit {
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let no_color = config
-            .environment
-            .get("NO_COLOR")
-            .is_some_and(|v| !v.is_empty())
+        let no_color = config.environment.get("NO_COLOR").is_some_and(|v| !v.is_empty())
             || config.environment.get("TERM") == Some("dumb");
         let text_target = if interactive || stdout_tty {
             Target::Stdout
         } else {
             Target::Stderr
         };
-        let activity = if interactive {
-            Target::Stdout
-        } else {
-            Target::Stderr
-        };
+        let activity = if interactive { Target::Stdout } else { Target::Stderr };
         let sink: Arc<dyn EventSink> = Arc::new(TerminalSink::new(text_target, activity, no_color));
         let approver: Arc<dyn Approver> = if config.run.yes {
             Arc::new(AlwaysYes)
@@ -201,11 +186,7 @@ fn sandbox_line(exec: &ExecSettings) -> String {
         SandboxMode::ReadOnly => "read-only",
         SandboxMode::Off => "off",
     };
-    let network = if exec.network {
-        "network on"
-    } else {
-        "network off"
-    };
+    let network = if exec.network { "network on" } else { "network off" };
     format!("sandbox {mode}, {network}")
 }
 
@@ -239,16 +220,10 @@ pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigErro
     let secs = std::time::Duration::from_secs;
     Ok(ProviderSettings {
         headers: section.headers.clone(),
-        connect_timeout: section
-            .connect_timeout_secs
-            .map_or(defaults.connect_timeout, secs),
-        idle_timeout: section
-            .idle_timeout_secs
-            .map_or(defaults.idle_timeout, secs),
+        connect_timeout: section.connect_timeout_secs.map_or(defaults.connect_timeout, secs),
+        idle_timeout: section.idle_timeout_secs.map_or(defaults.idle_timeout, secs),
         max_attempts: section.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        max_retry_wait: section
-            .max_retry_wait_secs
-            .map_or(defaults.max_retry_wait, secs),
+        max_retry_wait: section.max_retry_wait_secs.map_or(defaults.max_retry_wait, secs),
         text_tool_calls,
         stream: section.stream.unwrap_or(true),
         extra_body,

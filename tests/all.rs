@@ -2,5 +2,5 @@
 //! The one integration-test binary: `support` (mock model server, test environment) and
 //! `suite` (the tests, one module per area).
 
-mod suite;
 mod support;
+mod suite;

@@ -35,10 +35,7 @@ pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
         lines.push(format!("git branch: {branch}"));
     }
     lines.extend(extra.iter().cloned());
-    format!(
-        "<system-reminder>\n{}\n</system-reminder>",
-        lines.join("\n")
-    )
+    format!("<system-reminder>\n{}\n</system-reminder>", lines.join("\n"))
 }
 
 /// The current branch from `.git/HEAD`, without running git.

@@ -119,7 +119,10 @@ mod tests {
     fn errors_name_the_line() {
         let err = parse("A=1\nnot a pair\n", Path::new("/h/env")).map(|_| ());
         let message = err.map_err(|e| e.to_string()).err().unwrap_or_default();
-        assert_eq!(message, "/h/env:2: expected KEY=VALUE, found `not a pair`");
+        assert_eq!(
+            message,
+            "/h/env:2: expected KEY=VALUE, found `not a pair`"
+        );
         assert!(parse("1X=2", Path::new("env")).is_err());
         assert!(parse("A='open", Path::new("env")).is_err());
     }

@@ -105,8 +105,7 @@ impl EndpointSettings {
             flag,
             env_file: self.env_file.clone(),
         };
-        let base_url =
-            non_empty(&self.base_url).ok_or_else(|| missing("BASE_URL", "--base-url"))?;
+        let base_url = non_empty(&self.base_url).ok_or_else(|| missing("BASE_URL", "--base-url"))?;
         let model = non_empty(&self.model).ok_or_else(|| missing("MODEL", "--model"))?;
         Ok(Endpoint {
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -241,11 +240,10 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
 /// current directory itself.
 fn resolve_dirs(cwd: &Path, directory: Option<&Path>) -> Result<(PathBuf, PathBuf), ConfigError> {
     let canonical = |path: &Path| {
-        path.canonicalize()
-            .map_err(|source| ConfigError::Directory {
-                path: path.to_path_buf(),
-                source,
-            })
+        path.canonicalize().map_err(|source| ConfigError::Directory {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     if let Some(dir) = directory {
         let dir = canonical(&absolute(cwd, dir))?;
@@ -306,10 +304,7 @@ mod tests {
                 model: "env-model".into()
             }
         );
-        assert_eq!(
-            config.secret_vars,
-            vec!["API_KEY", "BASE_URL", "MODEL", "OTHER"]
-        );
+        assert_eq!(config.secret_vars, vec!["API_KEY", "BASE_URL", "MODEL", "OTHER"]);
         Ok(())
     }
 
@@ -317,10 +312,7 @@ mod tests {
     fn missing_model_names_variable_and_file() -> Result<(), Box<dyn std::error::Error>> {
         let home = tempfile::tempdir()?;
         let home_str = home.path().to_string_lossy().to_string();
-        let env = env_with(
-            &[("AGENT_HOME", &home_str), ("BASE_URL", "http://x")],
-            home.path(),
-        );
+        let env = env_with(&[("AGENT_HOME", &home_str), ("BASE_URL", "http://x")], home.path());
         let config = Config::load(&RunArgs::default(), env)?;
         let message = config.endpoint.require().err().map(|e| e.to_string());
         assert_eq!(

@@ -229,9 +229,7 @@ impl Client {
                 message,
             }
         } else if error.is_timeout() {
-            ModelError::Interrupted(format!(
-                "the model server did not answer in time ({message})"
-            ))
+            ModelError::Interrupted(format!("the model server did not answer in time ({message})"))
         } else {
             ModelError::Interrupted(format!("request to {url} failed: {message}"))
         };
@@ -384,11 +382,7 @@ fn httpdate_to_unix(value: &str) -> Option<u64> {
     let mut hms = time.split(':').map(|p| p.parse::<u64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
     // Days from civil (Howard Hinnant's algorithm).
-    let (y, mo) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
+    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
     let era = y / 400;
     let yoe = y - era * 400;
     let doy = (153 * mo + 2) / 5 + day - 1;
@@ -428,14 +422,8 @@ mod tests {
     #[test]
     fn retry_after_forms() {
         assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
-        assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(
-            httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(784_111_777)
-        );
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
         assert_eq!(parse_retry_after("soon"), None);
     }
 
@@ -449,14 +437,8 @@ mod tests {
 
     #[test]
     fn context_length_wordings() {
-        assert!(is_context_length_error(
-            400,
-            r#"{"error":{"code":"context_length_exceeded"}}"#
-        ));
-        assert!(is_context_length_error(
-            400,
-            "Request is longer than this model allows."
-        ));
+        assert!(is_context_length_error(400, r#"{"error":{"code":"context_length_exceeded"}}"#));
+        assert!(is_context_length_error(400, "Request is longer than this model allows."));
         assert!(!is_context_length_error(429, "context length"));
         assert!(!is_context_length_error(400, "bad request"));
     }

@@ -296,11 +296,7 @@ mod tests {
     fn every_split_point_gives_the_same_events() {
         let bytes = b"data: {\"a\":1}\r\n\r\n:c\ndata:{\"b\":2}\n\ndata: [DONE]\n\n";
         let mut whole = SseParser::new();
-        let expected: Vec<_> = whole
-            .push(bytes)
-            .into_iter()
-            .chain(whole.finish())
-            .collect();
+        let expected: Vec<_> = whole.push(bytes).into_iter().chain(whole.finish()).collect();
         for split in 0..bytes.len() {
             let mut parser = SseParser::new();
             let mut events = parser.push(&bytes[..split]);

@@ -39,10 +39,7 @@ fn tagged_blocks(mut rest: &str) -> Option<Vec<&str>> {
     while !rest.is_empty() {
         let after_open = rest.strip_prefix("<tool_call>")?;
         let (body, after) = match after_open.find("</tool_call>") {
-            Some(end) => (
-                &after_open[..end],
-                &after_open[end + "</tool_call>".len()..],
-            ),
+            Some(end) => (&after_open[..end], &after_open[end + "</tool_call>".len()..]),
             // A missing final close tag (generation stopped at it) is accepted.
             None => (after_open, ""),
         };
@@ -70,9 +67,7 @@ fn call_from_json(text: &str, index: usize, offered: &[&str]) -> Option<ToolCall
     if !offered.contains(&name) {
         return None;
     }
-    let arguments = object
-        .get("arguments")
-        .or_else(|| object.get("parameters"))?;
+    let arguments = object.get("arguments").or_else(|| object.get("parameters"))?;
     Some(ToolCall {
         id: format!("text_call_{index}"),
         name: name.to_string(),
@@ -88,28 +83,24 @@ mod tests {
     const OFFERED: &[&str] = &["bash", "write_file"];
 
     fn names(content: &str) -> Option<Vec<(String, String)>> {
-        extract(content, OFFERED)
-            .map(|calls| calls.into_iter().map(|c| (c.name, c.arguments)).collect())
+        extract(content, OFFERED).map(|calls| {
+            calls
+                .into_iter()
+                .map(|c| (c.name, c.arguments))
+                .collect()
+        })
     }
 
     #[test]
     fn recognised_forms() {
-        let expected = Some(vec![(
-            "bash".to_string(),
-            r#"{"command":"ls"}"#.to_string(),
-        )]);
-        assert_eq!(
-            names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#),
-            expected
-        );
+        let expected = Some(vec![("bash".to_string(), r#"{"command":"ls"}"#.to_string())]);
+        assert_eq!(names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#), expected);
         assert_eq!(
             names("```json\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n```"),
             expected
         );
         assert_eq!(
-            names(
-                "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"
-            ),
+            names("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"),
             expected
         );
         let two = "<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"write_file\",\"arguments\":\"{}\"}</tool_call>";
@@ -118,17 +109,11 @@ mod tests {
 
     #[test]
     fn other_text_stays_text() {
-        assert_eq!(
-            names("Run this:\n```json\n{\"name\":\"bash\",\"arguments\":{}}\n```"),
-            None
-        );
+        assert_eq!(names("Run this:\n```json\n{\"name\":\"bash\",\"arguments\":{}}\n```"), None);
         assert_eq!(names(r#"{"name": "python", "arguments": {}}"#), None);
         assert_eq!(names(r#"{"name": "bash"}"#), None);
         assert_eq!(names("```python\nprint(1)\n```"), None);
         assert_eq!(names("hello"), None);
-        assert_eq!(
-            names("<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call> done"),
-            None
-        );
+        assert_eq!(names("<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call> done"), None);
     }
 }

@@ -128,10 +128,7 @@ pub fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json:
             Ok(serde_json::Value::Object(map)) => Ok(map),
             _ => Err("expected a JSON object, found a string".to_string()),
         },
-        other => Err(format!(
-            "expected a JSON object, found {}",
-            json_kind(&other)
-        )),
+        other => Err(format!("expected a JSON object, found {}", json_kind(&other))),
     }
 }
 

@@ -214,10 +214,7 @@ pub fn error_message(error: &Value) -> String {
     if let Some(text) = error.as_str() {
         return text.to_string();
     }
-    for candidate in [
-        error.get("message"),
-        error.get("error").and_then(|e| e.get("message")),
-    ] {
+    for candidate in [error.get("message"), error.get("error").and_then(|e| e.get("message"))] {
         if let Some(text) = candidate.and_then(Value::as_str) {
             return text.to_string();
         }
@@ -251,11 +248,7 @@ mod tests {
     #[test]
     fn empty_assistant_messages_are_not_sent() {
         let request = ChatRequest {
-            messages: vec![
-                Message::user("hi"),
-                Message::assistant(""),
-                Message::user("again"),
-            ],
+            messages: vec![Message::user("hi"), Message::assistant(""), Message::user("again")],
             tools: vec![],
         };
         let body = request_body(&request, &WireOptions::default());
@@ -280,10 +273,7 @@ mod tests {
     #[test]
     fn error_messages_in_common_shapes() {
         assert_eq!(error_message(&json!({"message": "bad"})), "bad");
-        assert_eq!(
-            error_message(&json!({"error": {"message": "nested"}})),
-            "nested"
-        );
+        assert_eq!(error_message(&json!({"error": {"message": "nested"}})), "nested");
         assert_eq!(error_message(&json!("plain")), "plain");
     }
 }

@@ -185,17 +185,13 @@ impl HeadTail {
         let tail_bytes: Vec<u8> = self.tail.into_iter().collect();
         let tail = String::from_utf8_lossy(&tail_bytes).into_owned();
         let whole = head.chars().count() + tail.chars().count();
-        let text = if whole <= self.max_chars
-            && self.bytes as usize == self.head.len() + tail_bytes.len()
-        {
+        let text = if whole <= self.max_chars && self.bytes as usize == self.head.len() + tail_bytes.len() {
             format!("{head}{tail}")
         } else {
             let keep = self.max_chars / 2;
             let head: String = head.chars().take(keep).collect();
             let tail_chars: Vec<char> = tail.chars().collect();
-            let tail: String = tail_chars[tail_chars.len().saturating_sub(keep)..]
-                .iter()
-                .collect();
+            let tail: String = tail_chars[tail_chars.len().saturating_sub(keep)..].iter().collect();
             format!(
                 "{head}\n[... output truncated: {} bytes, {} lines in total; showing the first and last {keep} characters ...]\n{tail}",
                 self.bytes, self.lines

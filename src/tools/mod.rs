@@ -18,8 +18,8 @@ pub use dispatch::{DispatchOutcome, Dispatcher};
 pub use files::FileTracker;
 pub use registry::Registry;
 
-use crate::cancel::CancelToken;
 pub use crate::model::ToolSpec;
+use crate::cancel::CancelToken;
 use crate::sandbox::ExecSettings;
 
 /// Arguments after validation against the tool's schema.

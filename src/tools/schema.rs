@@ -128,19 +128,14 @@ fn coerce(value: Value, kind: &str) -> Value {
             Ok(n) => Value::from(n),
             Err(_) => Value::String(s),
         },
-        ("integer", Value::Number(n))
-            if n.as_f64()
-                .is_some_and(|f| f.fract() == 0.0 && !n.is_i64() && !n.is_u64()) =>
-        {
+        ("integer", Value::Number(n)) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && !n.is_i64() && !n.is_u64()) => {
             // Truncation is exact: the fraction is zero (checked above).
             #[expect(clippy::cast_possible_truncation, reason = "whole number checked")]
             let whole = n.as_f64().map_or(0, |f| f as i64);
             Value::from(whole)
         }
         ("number", Value::String(s)) => match s.trim().parse::<f64>() {
-            Ok(f) if f.is_finite() => {
-                serde_json::Number::from_f64(f).map_or(Value::String(s), Value::Number)
-            }
+            Ok(f) if f.is_finite() => serde_json::Number::from_f64(f).map_or(Value::String(s), Value::Number),
             _ => Value::String(s),
         },
         ("boolean", Value::String(s)) => match s.trim() {
@@ -197,18 +192,12 @@ mod tests {
             run(json!({"command": "ls", "timeout": 60.0})),
             Ok(json!({"command": "ls", "timeout": 60}))
         );
-        assert_eq!(
-            run(json!({"command": "ls", "timeout": null})),
-            Ok(json!({"command": "ls"}))
-        );
+        assert_eq!(run(json!({"command": "ls", "timeout": null})), Ok(json!({"command": "ls"})));
     }
 
     #[test]
     fn errors_name_the_field() {
-        assert_eq!(
-            run(json!({})),
-            Err("missing required field `command`".into())
-        );
+        assert_eq!(run(json!({})), Err("missing required field `command`".into()));
         assert_eq!(
             run(json!({"command": 1.5e300, "x": 1})),
             Err("unknown field `x`; expected command, timeout, todos".into())
@@ -223,10 +212,7 @@ mod tests {
         );
         assert_eq!(
             run(json!({"command": "ls", "todos": [{"status": "later"}]})),
-            Err(
-                "field `todos[0].status`: expected one of \"pending\", \"done\", found \"later\""
-                    .into()
-            )
+            Err("field `todos[0].status`: expected one of \"pending\", \"done\", found \"later\"".into())
         );
     }
 }

@@ -113,11 +113,7 @@ impl EventSink for TerminalSink {
             AgentEvent::MessageCompleted { .. } => self.line_break(&mut state, self.text),
             AgentEvent::ToolStarted { tool, summary, .. } => {
                 let summary = one_line(&summary, PREVIEW_WIDTH);
-                let line = format!(
-                    "{} {}  {summary}",
-                    self.style("36", "●"),
-                    self.style("1", &tool)
-                );
+                let line = format!("{} {}  {summary}", self.style("36", "●"), self.style("1", &tool));
                 self.activity_line(&mut state, &line);
             }
             AgentEvent::ToolFinished { ok, output, .. } => {
@@ -151,20 +147,12 @@ impl EventSink for TerminalSink {
                 self.activity_line(&mut state, &self.style("2", &message));
             }
             AgentEvent::Warning { message } => {
-                self.activity_line(
-                    &mut state,
-                    &self.style("33", &format!("warning: {message}")),
-                );
+                self.activity_line(&mut state, &self.style("33", &format!("warning: {message}")));
             }
             AgentEvent::Error { message } => {
                 self.activity_line(&mut state, &self.style("31", &format!("error: {message}")));
             }
-            AgentEvent::SessionStarted {
-                model,
-                workspace,
-                sandbox,
-                ..
-            } => {
+            AgentEvent::SessionStarted { model, workspace, sandbox, .. } => {
                 let line = format!("agent · {model} · {} · {sandbox}", workspace.display());
                 self.activity_line(&mut state, &self.style("2", &line));
             }

@@ -87,27 +87,18 @@ fn task_from_stdin() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout, "done\n");
     let messages = server.chat_requests()[0].messages();
-    assert!(
-        messages[1]["content"]
-            .as_str()
-            .unwrap()
-            .starts_with("what is 1+1?")
-    );
+    assert!(messages[1]["content"].as_str().unwrap().starts_with("what is 1+1?"));
 }
 
 #[test]
 fn connection_refused_names_the_url() {
     let mut env = TestEnv::new();
-    env.var("BASE_URL", "http://127.0.0.1:9/v1")
-        .var("MODEL", "m");
+    env.var("BASE_URL", "http://127.0.0.1:9/v1").var("MODEL", "m");
     env.config("[provider]\nmax_attempts = 1\n");
     let output = env.run(&["hello"]);
     let (_, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("cannot connect to http://127.0.0.1:9/v1/chat/completions"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("cannot connect to http://127.0.0.1:9/v1/chat/completions"), "{stderr}");
 }
 
 #[test]
@@ -117,9 +108,6 @@ fn unauthorized_is_reported_with_hint_and_not_retried() {
     let output = env.run(&["hello"]);
     let (_, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr.contains("401: Incorrect API key provided (check API_KEY)"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("401: Incorrect API key provided (check API_KEY)"), "{stderr}");
     assert_eq!(server.chat_requests().len(), 1);
 }

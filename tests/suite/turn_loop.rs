@@ -9,11 +9,7 @@ use crate::support::{MockServer, Reply, TestEnv};
 #[test]
 fn bash_tool_call_then_answer() {
     let server = MockServer::start(vec![
-        Reply::Sse(tool_events(
-            "call_1",
-            "bash",
-            r#"{"command":"echo hello-from-tool"}"#,
-        )),
+        Reply::Sse(tool_events("call_1", "bash", r#"{"command":"echo hello-from-tool"}"#)),
         Reply::Sse(text_events(&["all ", "done"])),
     ]);
     let env = TestEnv::with_server(&server);
@@ -30,17 +26,9 @@ fn bash_tool_call_then_answer() {
     let messages = requests[1].messages();
     let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(tool["tool_call_id"], "call_1");
-    assert!(
-        tool["content"]
-            .as_str()
-            .unwrap()
-            .starts_with("hello-from-tool\n")
-    );
+    assert!(tool["content"].as_str().unwrap().starts_with("hello-from-tool\n"));
     assert_eq!(requests[0].body["stream"], json!(true));
-    assert_eq!(
-        requests[0].body["stream_options"]["include_usage"],
-        json!(true)
-    );
+    assert_eq!(requests[0].body["stream_options"]["include_usage"], json!(true));
 }
 
 #[test]

@@ -92,11 +92,7 @@ impl TestEnv {
 
     /// Runs a one-shot task (`--yes` is not implied).
     pub fn run(&self, args: &[&str]) -> Output {
-        self.cmd()
-            .args(args)
-            .write_stdin("")
-            .output()
-            .expect("run agent")
+        self.cmd().args(args).write_stdin("").output().expect("run agent")
     }
 
     pub fn root(&self) -> &Path {

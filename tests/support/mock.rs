@@ -73,10 +73,7 @@ impl Recorded {
 
     /// The `messages` array of a chat request.
     pub fn messages(&self) -> Vec<Value> {
-        self.body["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.body["messages"].as_array().cloned().unwrap_or_default()
     }
 }
 
@@ -252,10 +249,7 @@ fn send(stream: &mut TcpStream, reply: Reply) {
             headers,
             body,
         } => {
-            let mut head = format!(
-                "HTTP/1.1 {status} Status\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-                body.len()
-            );
+            let mut head = format!("HTTP/1.1 {status} Status\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
             for (k, v) in headers {
                 head.push_str(&format!("{k}: {v}\r\n"));
             }

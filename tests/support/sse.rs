@@ -42,10 +42,7 @@ pub fn text_events(pieces: &[&str]) -> Vec<Value> {
 /// SSE events for one tool call, arguments split in two fragments.
 pub fn tool_events(id: &str, name: &str, arguments: &str) -> Vec<Value> {
     let split = arguments.len() / 2;
-    let split = (0..=split)
-        .rev()
-        .find(|i| arguments.is_char_boundary(*i))
-        .unwrap_or(0);
+    let split = (0..=split).rev().find(|i| arguments.is_char_boundary(*i)).unwrap_or(0);
     vec![
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
             {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": &arguments[..split]}}]}}]}),
@@ -70,18 +67,13 @@ pub fn check_request_invariants(body: &Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("no messages array")?;
     let mut open: Vec<String> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
-        let role = message["role"]
-            .as_str()
-            .ok_or(format!("message {i} has no role"))?;
+        let role = message["role"].as_str().ok_or(format!("message {i} has no role"))?;
         match role {
             "assistant" => {
                 if !open.is_empty() {
                     return Err(format!("message {i}: calls {open:?} were not answered"));
                 }
-                let calls = message["tool_calls"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
+                let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
                 let content = message["content"].as_str().unwrap_or("");
                 if calls.is_empty() && content.is_empty() {
                     return Err(format!("message {i}: empty assistant message"));

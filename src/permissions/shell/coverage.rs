@@ -24,8 +24,9 @@
 //! from the original line; otherwise the line is `ask`.
 //!
 //! `!` before a compound command (`! { a; }`, `! if a; then b; fi`, `! case ...`) is read as a
-//! command named `{`/`if`/`case`. Negation does not change which commands run, so
-//! [`misparsed_negations`] finds those `!` and the caller parses again with them blanked.
+//! command named `{`/`if`/`case`, and `! f() { ...; }` is a parse error. Negation does not
+//! change which commands run, so [`misparsed_negations`] finds those `!` (all of them when the
+//! tree has errors) and the caller parses again with them blanked.
 
 use std::ops::Range;
 
@@ -216,8 +217,9 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Offsets of `!` tokens whose negated command the grammar misread as a command named by a
-/// keyword.
-pub fn misparsed_negations(root: Node<'_>, script: &str) -> Vec<usize> {
+/// keyword; with `all`, of every negation (used when the tree has errors: `! f() { ...; }`
+/// is valid bash the grammar cannot parse).
+pub fn misparsed_negations(root: Node<'_>, script: &str, all: bool) -> Vec<usize> {
     let mut offsets = Vec::new();
     if !script.contains('!') {
         return offsets;
@@ -231,7 +233,7 @@ pub fn misparsed_negations(root: Node<'_>, script: &str) -> Vec<usize> {
                 .filter(|c| c.kind() == "command")
                 .and_then(|c| c.child_by_field_name("name"))
                 .and_then(|n| script.get(n.byte_range()));
-            if name.is_some_and(|n| KEYWORDS.contains(&n))
+            if (all || name.is_some_and(|n| KEYWORDS.contains(&n)))
                 && let Some(bang) = node.child(0).filter(|b| b.kind() == "!")
             {
                 offsets.push(bang.start_byte());

@@ -287,7 +287,8 @@ fn parse_repaired(
                 Vec::new()
             }
         };
-        let bangs = coverage::misparsed_negations(tree.root_node(), &text);
+        let root = tree.root_node();
+        let bangs = coverage::misparsed_negations(root, &text, root.has_error());
         if heredocs.is_empty() && slashes.is_empty() && bangs.is_empty() {
             return Some((tree, masked));
         }
