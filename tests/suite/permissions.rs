@@ -471,6 +471,14 @@ proptest! {
         let env = TestEnv::new();
         let _ = engine(&env).check_bash(&text);
     }
+
+    #[test]
+    fn shell_soup_never_panics(
+        text in "(rm|ls|cat|echo|git|bash|-c|eval|xargs|find|-exec|[;&|<>(){}$`'\"\\!#*?~=\n\t ]|<<|EOF|x){0,40}"
+    ) {
+        let env = TestEnv::new();
+        let _ = engine(&env).check_bash(&text);
+    }
 }
 
 // --- agent check ------------------------------------------------------------------------
