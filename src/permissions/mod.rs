@@ -12,6 +12,20 @@
 //! stricter (they are evaluated on their own and the stricter result is kept), and its
 //! `allow` rules are ignored with one warning. Session approvals (`a` at the prompt) turn
 //! `ask` into `allow` and never override `deny`.
+//!
+//! Choices where the SPEC and the issue are silent (what a Codex / Claude Code user expects):
+//! - A session approval remembers the part as shown; it also covers the same command with
+//!   more words appended, unless something other than the rules made it `ask` (a redirection
+//!   to a file, a risky option), which must match exactly.
+//! - Path rules reach bash commands only through `deny`: an argument or redirection naming a
+//!   denied path (checked for reading and writing, since we cannot tell which) is `deny`;
+//!   `ask` path rules (outside the workspace) do not make `cat /etc/hosts` prompt. Paths are
+//!   those named literally, through `~`, `$HOME`, `$AGENT_HOME`, a literal value the line
+//!   assigns, `$(echo literal)`, or a glob; values only known at run time are not checked
+//!   (the sandbox confines what commands can do). A recursive search (`grep -r`, `rg`,
+//!   `find`) over a directory holding a denied path is `ask`.
+//! - Reading `.env` files with `read_file` is `ask` (their secrets would go to the model
+//!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
 pub mod check;

@@ -5,7 +5,7 @@
 //! `if`/`for`/`while`/`case`, `$(...)` and backticks (also inside double quotes, assignment
 //! values and unquoted heredocs), `<(...)`/`>(...)`, heredocs fed to a shell, and the payloads
 //! of `bash -c`, `eval`, `trap`, `xargs`, `find -exec` and the known wrappers (see
-//! [`unwrap`]). Each simple command comes out with its dequoted words, its redirections and
+//! `unwrap`). Each simple command comes out with its dequoted words, its redirections and
 //! the *floors* that keep it at least `ask` whatever the rules say: writes or code execution
 //! hidden in options ([`hazards`], [`git`], [`sed`]), output redirection to a file, risky
 //! variable assignments ([`names`]).
