@@ -104,7 +104,12 @@ impl SimpleCommand {
             if i > 0 {
                 shown.push(' ');
             }
-            shown.push_str(&shown_word(word));
+            if matches!(self.role, Role::Neutral(_)) {
+                // A neutral part's word is its source text, shown as written.
+                shown.push_str(&word.text);
+            } else {
+                shown.push_str(&shown_word(word));
+            }
         }
         for redirect in &self.redirects {
             if !shown.is_empty() {

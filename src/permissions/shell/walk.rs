@@ -302,7 +302,10 @@ impl<'s, 'o> Walker<'s, 'o> {
         let mut cursor = node.walk();
         let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let mut integer = false;
+        let mut options = Vec::new();
+        let mut names_given = false;
         for child in kids {
+            names_given |= child.kind() != "word" || !self.text(child).starts_with(['-', '+']);
             match child.kind() {
                 "variable_assignment" => {
                     floors.extend(self.assignment(child));
@@ -321,6 +324,7 @@ impl<'s, 'o> Walker<'s, 'o> {
                 _ => {
                     let word = self.word(child);
                     if word.text.starts_with(['-', '+']) && !word.dynamic {
+                        options.push(word.clone());
                         integer |= word.text.contains('i');
                         if word.text.contains('n') {
                             floors.push("a name reference can set any variable".into());
@@ -334,6 +338,21 @@ impl<'s, 'o> Walker<'s, 'o> {
                     }
                 }
             }
+        }
+        if !names_given {
+            // `export`, `declare -p`: lists variables (the environment included), which is
+            // rated like `env`, by the rules.
+            let keyword = node.child(0).map_or("declare", |k| self.text(k));
+            let mut words = vec![Word::literal(keyword)];
+            words.extend(options);
+            self.push(SimpleCommand {
+                words,
+                redirects: Vec::new(),
+                floors,
+                role: Role::Command,
+                deny_aliases: Vec::new(),
+            });
+            return;
         }
         self.emit_neutral(node, "declares shell variables", floors);
     }
