@@ -43,3 +43,38 @@ impl CancelToken {
         }
     }
 }
+
+/// Cancels a token when the user presses Ctrl-C (SIGINT), for as long as it is alive.
+///
+/// The signal listener is registered when the guard is created, not when a task first runs,
+/// so a Ctrl-C pressed at any moment after [`InterruptGuard::watch`] returns is seen.
+pub struct InterruptGuard {
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl InterruptGuard {
+    /// Watches for SIGINT and cancels `token` on the first one. Must be called inside a Tokio
+    /// runtime. If the listener cannot be registered, nothing is watched (the default SIGINT
+    /// action then ends the process, which is still an interrupt).
+    pub fn watch(token: &CancelToken) -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
+            return Self { task: None };
+        };
+        let token = token.clone();
+        let task = tokio::spawn(async move {
+            if interrupts.recv().await.is_some() {
+                token.cancel();
+            }
+        });
+        Self { task: Some(task) }
+    }
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -9,16 +9,9 @@ use crate::exit::Exit;
 /// answer was not already streamed there).
 pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
     let cancel = CancelToken::new();
-    let watcher = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let outcome = agent.run_turn(task, &cancel).await;
-    watcher.abort();
+    drop(interrupts);
     let (exit, message) = match outcome {
         TurnOutcome::Done { text } => {
             if print_final && !text.is_empty() {

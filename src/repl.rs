@@ -254,16 +254,9 @@ fn memory_command(agent: &mut Agent, input: Input) {
 /// `/compact`: the manager reports what it did; only failures are shown here.
 async fn compact(agent: &mut Agent) {
     let cancel = CancelToken::new();
-    let watcher = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let result = agent.compact(&cancel).await;
-    watcher.abort();
+    drop(interrupts);
     if let Err(error) = result {
         agent.sink().emit(AgentEvent::Error {
             message: format!("cannot compact: {error}"),
@@ -273,16 +266,9 @@ async fn compact(agent: &mut Agent) {
 
 async fn run_task(agent: &mut Agent, task: &str) {
     let cancel = CancelToken::new();
-    let watcher = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let outcome = agent.run_turn(task, &cancel).await;
-    watcher.abort();
+    drop(interrupts);
     let message = match outcome {
         TurnOutcome::Done { .. } => return,
         TurnOutcome::Interrupted => {

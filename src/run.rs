@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
-use crate::cli::{CheckArgs, Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, RunArgs};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
 use crate::model::{Client, ProviderSettings};
@@ -42,20 +42,14 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         }
     };
     let exit = match cli.command {
-        Some(Command::Check(args)) => check(&args, &cli.run),
+        Some(Command::Check(args)) => crate::permissions::check::run(&args, &cli.run),
+        Some(Command::Trust) => crate::config::trust::run(&cli.run),
         Some(Command::Sessions) => sessions(&cli.run),
         Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Completions { shell }) => completions(shell),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
             return helper_exit(sandbox::helper::main(&args));
-        }
-        Some(command) => {
-            fail(&format!(
-                "`{}` is not available yet",
-                command_name(&command)
-            ));
-            Exit::Usage
         }
         None => session(&cli.run),
     };
@@ -74,17 +68,6 @@ fn completions(shell: clap_complete::Shell) -> Exit {
     clap_complete::generate(shell, &mut command, "agent", &mut script);
     let _ = std::io::stdout().write_all(&script);
     Exit::Done
-}
-
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Check(_) => "check",
-        Command::Doctor => "doctor",
-        Command::Sessions => "sessions",
-        Command::Trust => "trust",
-        Command::Completions { .. } => "completions",
-        Command::Sandbox(_) => "__sandbox",
-    }
 }
 
 /// Prints one error line to stderr.
@@ -113,54 +96,6 @@ fn sessions(run: &RunArgs) -> Exit {
 
 fn load_config(args: &RunArgs) -> Result<Config, ConfigError> {
     Config::load(args, Environment::capture())
-}
-
-fn check(args: &CheckArgs, run: &RunArgs) -> Exit {
-    let config = match load_config(run) {
-        Ok(config) => config,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Usage;
-        }
-    };
-    let (engine, warnings) = PermissionEngine::from_config(&config);
-    for warning in warnings {
-        eprintln!("agent: warning: {warning}");
-    }
-    let evaluation = match &args.tool {
-        None => engine.check_bash(&args.subject),
-        Some(tool) => {
-            let path = config.cwd.join(&args.subject);
-            let write = tool != "read_file";
-            engine.check_file(tool, &path, write)
-        }
-    };
-    if args.json {
-        let value = serde_json::json!({
-            "verdict": evaluation.decision,
-            "parts": evaluation.parts.iter().map(|p| serde_json::json!({
-                "command": p.command,
-                "verdict": p.decision,
-                "rule": p.rule.as_ref().map(ToString::to_string),
-                "reason": p.reason,
-            })).collect::<Vec<_>>(),
-        });
-        println!("{value}");
-    } else {
-        println!("{}", evaluation.decision);
-        for part in &evaluation.parts {
-            let rule = part
-                .rule
-                .as_ref()
-                .map(|r| format!(" [{r}]"))
-                .unwrap_or_default();
-            println!(
-                "  {}: {} — {}{rule}",
-                part.decision, part.command, part.reason
-            );
-        }
-    }
-    Exit::Done
 }
 
 /// How the task arrives.

@@ -7,6 +7,7 @@
 
 pub mod envfile;
 pub mod file;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

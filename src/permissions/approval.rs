@@ -25,6 +25,8 @@ pub enum ApprovalAnswer {
     Explain(String),
     /// Nobody can answer (no terminal); the model is told approval was not possible.
     Unavailable,
+    /// Ctrl-C at the prompt: do not run it, and interrupt the turn (§3.4).
+    Interrupted,
 }
 
 /// Something that can answer approval requests: the terminal, `--yes`, or a test script.

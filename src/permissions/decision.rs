@@ -96,13 +96,18 @@ impl Evaluation {
         self.parts.iter().find(|p| p.decision == self.decision)
     }
 
-    /// One line: the deciding part's reason and rule, for results and prompts.
+    /// One line: the deciding part's command, reason and rule, for results and prompts,
+    /// e.g. ``rm -rf build`: deletes files (rule: deny bash `rm *` (default))``.
     pub fn summary(&self) -> String {
         match self.deciding_part() {
-            Some(part) => match &part.rule {
-                Some(rule) => format!("{} (rule: {rule})", part.reason),
-                None => part.reason.clone(),
-            },
+            Some(part) => {
+                let rule = part
+                    .rule
+                    .as_ref()
+                    .map(|r| format!(" (rule: {r})"))
+                    .unwrap_or_default();
+                format!("`{}`: {}{rule}", part.command, part.reason)
+            }
             None => "nothing to evaluate".to_string(),
         }
     }

@@ -1,52 +1,258 @@
-//! Rule lists: the built-in defaults, rules from config files, and matching (§5.1).
+//! Rules (§5.1): built-in and configured, compiled once, matched many times.
+//!
+//! A bash pattern is a glob over the normalized command text where `*` matches any text
+//! (spaces and `/` included) and every other character matches itself. A file pattern is a
+//! path glob on the resolved path: `*` within one component, `**` across components; `~/`,
+//! `$HOME/`, `$WORKSPACE/` and `$AGENT_HOME/` at the start are expanded, other relative
+//! patterns are relative to the workspace, and `*` or `**` alone match every path.
+//! A pattern that is not a valid glob matches only itself, with a warning.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::decision::{Decision, Rule, RuleSource};
+use super::defaults::{self, DefaultRule};
 use crate::config::file::{ActionSpec, RuleSpec};
 
-/// Built-in bash rules, evaluated first (so any config rule can refine them).
-const DEFAULT_BASH: &[(&str, Decision)] = &[
-    ("*", Decision::Ask),
-    ("ls", Decision::Allow),
-    ("ls *", Decision::Allow),
-    ("cat *", Decision::Allow),
-    ("head *", Decision::Allow),
-    ("tail *", Decision::Allow),
-    ("wc *", Decision::Allow),
-    ("grep *", Decision::Allow),
-    ("rg *", Decision::Allow),
-    ("pwd", Decision::Allow),
-    ("echo", Decision::Allow),
-    ("echo *", Decision::Allow),
-    ("which *", Decision::Allow),
-    ("git status", Decision::Allow),
-    ("git status *", Decision::Allow),
-    ("git diff", Decision::Allow),
-    ("git diff *", Decision::Allow),
-    ("git log", Decision::Allow),
-    ("git log *", Decision::Allow),
-    ("git show", Decision::Allow),
-    ("git show *", Decision::Allow),
-    ("pytest", Decision::Allow),
-    ("pytest *", Decision::Allow),
-    ("rm *", Decision::Deny),
-    ("sudo *", Decision::Deny),
-    ("curl *", Decision::Deny),
-    ("wget *", Decision::Deny),
-    ("git push", Decision::Deny),
-    ("git push *", Decision::Deny),
-];
+/// Paths that file rules refer to.
+#[derive(Debug, Clone, Default)]
+pub struct PathContext {
+    /// Workspace root, canonical.
+    pub workspace: PathBuf,
+    /// Directory shell commands start in (relative bash arguments resolve against it);
+    /// empty means the workspace.
+    pub cwd: PathBuf,
+    pub home: Option<PathBuf>,
+    pub agent_home: PathBuf,
+}
 
-/// The built-in bash rules.
-pub fn default_bash_rules() -> Vec<Rule> {
-    DEFAULT_BASH
+impl PathContext {
+    /// The directory relative paths of shell commands start from.
+    pub fn start_dir(&self) -> &Path {
+        if self.cwd.as_os_str().is_empty() {
+            &self.workspace
+        } else {
+            &self.cwd
+        }
+    }
+}
+
+/// A rule ready to match.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub rule: Rule,
+    /// Why a built-in rule exists.
+    pub reason: Option<&'static str>,
+    command: Vec<String>,
+    path: PathPattern,
+    /// Precomputed [`Compiled::for_bash`].
+    bash: bool,
+}
+
+#[derive(Debug, Clone)]
+enum PathPattern {
+    Any,
+    Glob(glob::Pattern),
+    Literal(PathBuf),
+    /// Refers to an unknown directory (`~` without a home directory).
+    Never,
+}
+
+const GLOB_OPTIONS: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
+
+impl Compiled {
+    /// Compiles `rule`; the warning names a pattern that is not a valid glob.
+    pub fn new(
+        rule: Rule,
+        reason: Option<&'static str>,
+        paths: &PathContext,
+    ) -> (Self, Option<String>) {
+        let command = rule.pattern.split('*').map(str::to_string).collect();
+        let (path, warning) = if rule.tool == "bash" {
+            (PathPattern::Never, None)
+        } else {
+            compile_path(&rule.pattern, paths)
+        };
+        let bash = rule.tool == "bash" || rule.tool == "*" && rule.source != RuleSource::Default;
+        (
+            Self {
+                rule,
+                reason,
+                command,
+                path,
+                bash,
+            },
+            warning,
+        )
+    }
+
+    /// Whether this rule rates shell commands: `bash` rules, and configured `*` rules (the
+    /// built-in `*` rules are path rules).
+    pub fn for_bash(&self) -> bool {
+        self.bash
+    }
+
+    /// Whether this rule rates `tool` touching a path. File tools without rules of their
+    /// own are rated by the `read_file` / `write_file` rules.
+    pub fn for_file(&self, tool: &str, write: bool) -> bool {
+        let own = ["read_file", "write_file", "str_replace"].contains(&tool);
+        match self.rule.tool.as_str() {
+            "bash" => false,
+            "*" => true,
+            t if t == tool => true,
+            "write_file" => !own && write,
+            "read_file" => !own && !write,
+            _ => false,
+        }
+    }
+
+    pub fn matches_command(&self, text: &str) -> bool {
+        glob_text(&self.command, text)
+    }
+
+    pub fn matches_path(&self, path: &Path) -> bool {
+        match &self.path {
+            PathPattern::Any => true,
+            // Lossy: a non-UTF-8 name must still match `*` (glob's matches_path says no).
+            PathPattern::Glob(pattern) => {
+                pattern.matches_with(&path.to_string_lossy(), GLOB_OPTIONS)
+            }
+            PathPattern::Literal(literal) => literal == path,
+            PathPattern::Never => false,
+        }
+    }
+
+    /// The literal text a matching path must start and end with (before the first and
+    /// after the last glob metacharacter), for cheap rejection.
+    pub fn literal_ends(&self) -> (String, String) {
+        match &self.path {
+            PathPattern::Glob(pattern) => {
+                let text = pattern.as_str();
+                let first = text.find(['*', '?', '[']).unwrap_or(text.len());
+                let last = text.rfind(['*', '?', ']']).map_or(text.len(), |at| at + 1);
+                if first == text.len() {
+                    (text.to_string(), String::new())
+                } else {
+                    (
+                        text[..first].to_string(),
+                        text[last.max(first)..].to_string(),
+                    )
+                }
+            }
+            PathPattern::Literal(path) => (path.to_string_lossy().into_owned(), String::new()),
+            PathPattern::Any | PathPattern::Never => (String::new(), String::new()),
+        }
+    }
+
+    /// Whether the pattern matches what is inside a directory (`dir/**`, `dir/*`), so
+    /// naming the directory itself exposes what the rule protects.
+    pub fn covers_contents(&self) -> bool {
+        matches!(&self.path, PathPattern::Glob(p) if p.as_str().ends_with("/**") || p.as_str().ends_with("/*"))
+    }
+
+    /// The absolute path before the first glob metacharacter of a path pattern
+    /// (`/home/u/.ssh` for `~/.ssh/**`), when there is one.
+    pub fn literal_root(&self) -> Option<PathBuf> {
+        let text = match &self.path {
+            PathPattern::Glob(pattern) => pattern.as_str().to_string(),
+            PathPattern::Literal(path) => path.to_string_lossy().into_owned(),
+            PathPattern::Any | PathPattern::Never => return None,
+        };
+        let root = match text.find(['*', '?', '[']) {
+            Some(at) => text[..at].rsplit_once('/').map(|(dir, _)| dir)?,
+            None => text.as_str(),
+        };
+        (root.starts_with('/') && root.len() > 1).then(|| PathBuf::from(root))
+    }
+
+    /// Why this rule decided, for the user.
+    pub fn explain(&self) -> String {
+        match (self.reason, self.rule.source) {
+            (Some(reason), _) => reason.to_string(),
+            (None, RuleSource::User) => "matched a rule in your config".into(),
+            (None, RuleSource::Project) => "matched a rule in the project config".into(),
+            (None, RuleSource::Session) => "approved for this session".into(),
+            (None, RuleSource::Default) => "built-in rule".into(),
+        }
+    }
+}
+
+/// `*` matches any text; the pieces between stars match literally.
+fn glob_text(pieces: &[String], text: &str) -> bool {
+    if let [only] = pieces {
+        return only == text;
+    }
+    let [first, middle @ .., last] = pieces else {
+        return false;
+    };
+    let Some(mut rest) = text.strip_prefix(first.as_str()) else {
+        return false;
+    };
+    for piece in middle {
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last.as_str())
+}
+
+fn compile_path(pattern: &str, paths: &PathContext) -> (PathPattern, Option<String>) {
+    if pattern == "*" || pattern == "**" {
+        return (PathPattern::Any, None);
+    }
+    let escape = |p: &Path| glob::Pattern::escape(&p.to_string_lossy());
+    let expanded = if let Some(rest) = strip_root(pattern, &["~", "$HOME"]) {
+        match &paths.home {
+            Some(home) => format!("{}{rest}", escape(home)),
+            None => return (PathPattern::Never, None),
+        }
+    } else if let Some(rest) = strip_root(pattern, &["$WORKSPACE"]) {
+        format!("{}{rest}", escape(&paths.workspace))
+    } else if let Some(rest) = strip_root(pattern, &["$AGENT_HOME"]) {
+        format!("{}{rest}", escape(&paths.agent_home))
+    } else if pattern.starts_with('/') || pattern.starts_with('*') {
+        pattern.to_string()
+    } else {
+        format!("{}/{pattern}", escape(&paths.workspace))
+    };
+    match glob::Pattern::new(&expanded) {
+        Ok(glob) => (PathPattern::Glob(glob), None),
+        Err(error) => (
+            PathPattern::Literal(PathBuf::from(&expanded)),
+            Some(format!(
+                "the rule pattern `{pattern}` is not a valid glob ({error}); it matches only that exact path"
+            )),
+        ),
+    }
+}
+
+/// `pattern` without a leading `root` (`~`, `$WORKSPACE`, ...) when followed by `/` or the end.
+fn strip_root<'a>(pattern: &'a str, roots: &[&str]) -> Option<&'a str> {
+    roots.iter().find_map(|root| {
+        let rest = pattern.strip_prefix(root)?;
+        (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+    })
+}
+
+/// The built-in rules as [`Rule`]s with their reasons.
+pub fn defaults() -> Vec<(Rule, Option<&'static str>)> {
+    defaults::BASH
         .iter()
-        .map(|(pattern, action)| Rule {
-            tool: "bash".into(),
-            pattern: (*pattern).into(),
-            action: *action,
-            source: RuleSource::Default,
+        .chain(defaults::FILES)
+        .map(|(tool, pattern, action, reason): &DefaultRule| {
+            (
+                Rule {
+                    tool: (*tool).into(),
+                    pattern: (*pattern).into(),
+                    action: *action,
+                    source: RuleSource::Default,
+                },
+                Some(*reason),
+            )
         })
         .collect()
 }
@@ -68,73 +274,68 @@ pub fn from_specs(specs: &[RuleSpec], source: RuleSource) -> Vec<Rule> {
         .collect()
 }
 
-/// Whether `rule` applies to `tool`.
-pub fn applies_to(rule: &Rule, tool: &str) -> bool {
-    rule.tool == "*" || rule.tool == tool
-}
-
-/// Glob over command text where `*` matches any text (including `/` and spaces) and every
-/// other character matches itself.
-pub fn command_matches(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let [first, middle @ .., last] = parts.as_slice() else {
-        return pattern == text;
-    };
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    for piece in middle {
-        match rest.find(piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
-/// Path glob (`*` within a component, `**` across components) against a resolved path.
-/// `~/` at the start of the pattern is the home directory.
-pub fn path_matches(pattern: &str, path: &Path, home: Option<&Path>) -> bool {
-    let expanded = match (pattern.strip_prefix("~/"), home) {
-        (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
-        _ => pattern.to_string(),
-    };
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    glob::Pattern::new(&expanded).is_ok_and(|p| p.matches_path_with(path, options))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn paths() -> PathContext {
+        PathContext {
+            workspace: "/w".into(),
+            cwd: "/w".into(),
+            home: Some("/home/u".into()),
+            agent_home: "/home/u/.agents".into(),
+        }
+    }
+
+    fn rule(tool: &str, pattern: &str) -> Compiled {
+        let rule = Rule {
+            tool: tool.into(),
+            pattern: pattern.into(),
+            action: Decision::Deny,
+            source: RuleSource::User,
+        };
+        Compiled::new(rule, None, &paths()).0
+    }
+
     #[test]
     fn star_globs() {
-        assert!(command_matches("git status*", "git status"));
-        assert!(command_matches("git status*", "git status -s"));
-        assert!(command_matches("*", ""));
-        assert!(command_matches("rm *", "rm -rf /"));
-        assert!(!command_matches("rm *", "rmdir x"));
-        assert!(command_matches("a*b*c", "a-b-c"));
-        assert!(!command_matches("a*b*c", "a-c"));
-        assert!(!command_matches("ls", "ls -la"));
+        let m = |p: &str, t: &str| rule("bash", p).matches_command(t);
+        assert!(m("git status*", "git status"));
+        assert!(m("git status*", "git status -s"));
+        assert!(m("*", ""));
+        assert!(m("rm *", "rm -rf /"));
+        assert!(!m("rm *", "rmdir x"));
+        assert!(m("a*b*c", "a-b-c"));
+        assert!(!m("a*b*c", "a-c"));
+        assert!(!m("ls", "ls -la"));
+        assert!(!m("ls *", "ls\u{200b} -la"));
     }
 
     #[test]
     fn path_globs() {
-        let home = Path::new("/home/u");
-        assert!(path_matches(
-            "~/.ssh/**",
-            Path::new("/home/u/.ssh/id_rsa"),
-            Some(home)
-        ));
-        assert!(path_matches("**/.env", Path::new("/w/app/.env"), None));
-        assert!(!path_matches("/w/*", Path::new("/w/a/b"), None));
+        let m = |p: &str, path: &str| rule("*", p).matches_path(Path::new(path));
+        assert!(m("~/.ssh/**", "/home/u/.ssh/id_rsa"));
+        assert!(m("~/.ssh/**", "/home/u/.ssh/a/b"));
+        assert!(!m("~/.ssh/**", "/home/u/.sshx/a"));
+        assert!(m("**/.env", "/w/app/.env"));
+        assert!(m("**/.env", "/.env"));
+        assert!(!m("**/.env", "/w/app/.env.example"));
+        assert!(m("$WORKSPACE/**", "/w/src/a.rs"));
+        assert!(!m("$WORKSPACE/**", "/wx/a"));
+        assert!(m("$AGENT_HOME/env", "/home/u/.agents/env"));
+        assert!(m("src/*.rs", "/w/src/a.rs"));
+        assert!(!m("src/*.rs", "/w/src/x/a.rs"));
+        assert!(m("**", "/etc/passwd"));
+        assert!(m("/etc/*", "/etc/passwd"));
+    }
+
+    #[test]
+    fn tools() {
+        assert!(rule("write_file", "x").for_file("write_file", true));
+        assert!(!rule("write_file", "x").for_file("read_file", false));
+        assert!(rule("write_file", "x").for_file("edit", true));
+        assert!(rule("*", "x").for_file("read_file", false));
+        assert!(!rule("bash", "x").for_file("read_file", false));
+        assert!(rule("*", "x").for_bash());
     }
 }

@@ -15,14 +15,45 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
-/// Whether any process (zombies included) is still in group `pgid`.
+/// Whether any live process is still in group `pgid`.
+///
+/// `kill(-pgid, 0)` also succeeds while only zombies are left: members orphaned when the
+/// shell died wait for init to reap them, which on some systems (a VM's minimal init) takes
+/// seconds. So when the group answers, `/proc` decides: a group of zombies is gone.
 pub fn group_alive(pgid: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
     // SAFETY: signal 0 only checks for existence and permission.
     let result = unsafe { libc::kill(-pgid, 0) };
-    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let answers =
+        result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    answers && live_member(pgid).unwrap_or(true)
+}
+
+/// Whether `/proc` lists a process of group `pgid` that is not a zombie; `None` when `/proc`
+/// cannot be read.
+fn live_member(pgid: i32) -> Option<bool> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+        if group == Some(pgid) && state != Some("Z") {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 /// A descriptor that becomes readable when process `pid` exits (Linux ≥ 5.3), or `None`.

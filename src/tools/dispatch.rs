@@ -193,12 +193,16 @@ impl Dispatcher<'_> {
                     subject,
                     evaluation,
                 };
-                self.ask(request)
+                self.ask(request, ctx.cancel)
             }
         }
     }
 
-    fn ask(&self, request: ApprovalRequest) -> Result<Decision, DispatchOutcome> {
+    fn ask(
+        &self,
+        request: ApprovalRequest,
+        cancel: &crate::cancel::CancelToken,
+    ) -> Result<Decision, DispatchOutcome> {
         let declined = |text: String| Err(DispatchOutcome::blocked(text, Some(Decision::Ask)));
         match self.approver.ask(&request) {
             ApprovalAnswer::Yes => Ok(Decision::Ask),
@@ -213,11 +217,19 @@ impl Dispatcher<'_> {
                     .iter()
                     .filter(|p| p.decision == Decision::Ask)
                 {
-                    engine.allow_for_session(&part.command);
+                    if request.tool == "bash" {
+                        engine.allow_for_session(&part.command);
+                    } else {
+                        engine.allow_file_for_session(&request.tool, &part.command);
+                    }
                 }
                 Ok(Decision::Ask)
             }
             ApprovalAnswer::No => declined(DECLINED.to_string()),
+            ApprovalAnswer::Interrupted => {
+                cancel.cancel();
+                declined(crate::agent::turn::INTERRUPTED.to_string())
+            }
             ApprovalAnswer::Explain(note) if note.trim().is_empty() => {
                 declined(DECLINED.to_string())
             }

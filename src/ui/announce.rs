@@ -50,6 +50,7 @@ impl Approver for AnnouncingApprover {
             ApprovalAnswer::No => ("no", false),
             ApprovalAnswer::Explain(_) => ("explain", false),
             ApprovalAnswer::Unavailable => ("unavailable", false),
+            ApprovalAnswer::Interrupted => ("interrupted", false),
         };
         self.sink.emit(AgentEvent::ApprovalAnswered {
             tool: request.tool.clone(),

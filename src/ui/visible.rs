@@ -1,4 +1,8 @@
-//! Making control and invisible characters visible (approval prompts, §5.3).
+//! Making control and invisible characters visible (approval prompts, `agent check`, §5.3).
+//!
+//! What the user approves must be what runs: zero-width characters, bidirectional overrides,
+//! and spaces that are not ASCII spaces (a no-break space makes `rm\u00a0-rf` one word) are
+//! shown as `\uXXXX`; newlines, tabs and carriage returns as `\n`, `\t`, `\r`.
 
 /// `text` with control characters and invisible or direction-changing Unicode escaped as
 /// `\u{...}`-style `\uXXXX` sequences (newlines and tabs as `\n`, `\t`), so what the user
@@ -17,14 +21,20 @@ pub fn escape_invisible(text: &str) -> String {
     out
 }
 
-/// Control characters, zero-width and formatting characters, bidi controls, and other
-/// characters that render as nothing.
+/// Control characters, zero-width and formatting characters, bidi controls, characters that
+/// render as nothing, and spaces other than U+0020.
 pub fn is_invisible(c: char) -> bool {
     c.is_control()
         || matches!(
             u32::from(c),
-            0x00AD
+            0x00A0
+                | 0x00AD
                 | 0x034F
+                | 0x1680
+                | 0x2000..=0x200A
+                | 0x202F
+                | 0x205F
+                | 0x3000
                 | 0x061C
                 | 0x115F..=0x1160
                 | 0x17B4..=0x17B5
@@ -51,5 +61,9 @@ mod tests {
         assert_eq!(escape_invisible("rm\u{200b} -rf"), "rm\\u200b -rf");
         assert_eq!(escape_invisible("a\nb\x1b[31m"), "a\\nb\\u001b[31m");
         assert_eq!(escape_invisible("ls -la é"), "ls -la é");
+        assert_eq!(
+            escape_invisible("rm\u{a0}-rf \u{202e}x"),
+            "rm\\u00a0-rf \\u202ex"
+        );
     }
 }

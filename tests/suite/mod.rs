@@ -6,6 +6,7 @@ mod doctor;
 mod e2e;
 mod file_tools;
 mod governance;
+mod permissions;
 mod provider;
 mod provider_client;
 mod pty;

@@ -161,7 +161,11 @@ fn task_approval_and_ctrl_d() {
 #[test]
 fn ctrl_c_during_a_tool_kills_it_and_returns_to_the_prompt() {
     let server = MockServer::start(vec![
-        Reply::Sse(tool_events("call_1", "bash", r#"{"command": "sleep 30"}"#)),
+        Reply::Sse(tool_events(
+            "call_1",
+            "bash",
+            r#"{"command": "sleep 30 && touch late.txt"}"#,
+        )),
         Reply::Sse(text_events(&["back again"])),
     ]);
     let mut pty = Pty::start(&server, &[], &[]);
@@ -227,6 +231,7 @@ fn ctrl_c_at_the_approval_prompt_declines_and_interrupts() {
 
     pty.send("ok?\r");
     pty.expect("fine", WAIT);
+    pty.expect("›", WAIT);
     pty.ctrl('d');
     assert_eq!(pty.exit_code(), 0);
     let requests = server.chat_requests();
@@ -236,7 +241,7 @@ fn ctrl_c_at_the_approval_prompt_declines_and_interrupts() {
         .iter()
         .find(|m| m["role"] == "tool")
         .expect("tool message");
-    assert_eq!(tool["content"], "The user denied this tool call.");
+    assert_eq!(tool["content"], "interrupted by user");
 }
 
 #[test]
