@@ -67,11 +67,27 @@ fn main() {
     let median = walls[RUNS / 2];
     let p90 = walls[RUNS * 9 / 10];
     println!("one-shot task, 3 bash tool calls, instant mock ({RUNS} runs)");
-    println!("  wall time            median {:>7.2} ms   p90 {:>7.2} ms", ms(median), ms(p90));
-    println!("  3 x `bash -c true`   median {:>7.2} ms (run directly, the floor)", ms(tools));
-    println!("  agent overhead       median {:>7.2} ms", ms(median.saturating_sub(tools)));
-    println!("  peak RSS             {:>7.1} MiB", peak_rss_kib as f64 / 1024.0);
-    println!("agent --version        median {:>7.2} ms (100 runs)", ms(version));
+    println!(
+        "  wall time            median {:>7.2} ms   p90 {:>7.2} ms",
+        ms(median),
+        ms(p90)
+    );
+    println!(
+        "  3 x `bash -c true`   median {:>7.2} ms (run directly, the floor)",
+        ms(tools)
+    );
+    println!(
+        "  agent overhead       median {:>7.2} ms",
+        ms(median.saturating_sub(tools))
+    );
+    println!(
+        "  peak RSS             {:>7.1} MiB",
+        peak_rss_kib as f64 / 1024.0
+    );
+    println!(
+        "agent --version        median {:>7.2} ms (100 runs)",
+        ms(version)
+    );
 }
 
 fn ms(d: Duration) -> f64 {

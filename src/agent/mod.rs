@@ -204,8 +204,11 @@ impl Agent {
             policy: self.policy.as_ref(),
         };
         let workspace = self.config.workspace.clone();
-        let (todos, lines, governor) =
-            (self.todos.clone(), self.reminder_lines.clone(), Arc::clone(&self.governor));
+        let (todos, lines, governor) = (
+            self.todos.clone(),
+            self.reminder_lines.clone(),
+            Arc::clone(&self.governor),
+        );
         let reminder = move || {
             let mut extra = memory::reminder_extra(&todos, &lines);
             extra.extend(governor.reminder_lines());

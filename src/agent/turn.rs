@@ -176,7 +176,11 @@ pub async fn run(
                 cx.sink.emit(AgentEvent::Notice {
                     message: "asking the model to run it instead of leaving it to you".into(),
                 });
-                push(cx, history, Message::user(super::verify::run_it_yourself(&text)));
+                push(
+                    cx,
+                    history,
+                    Message::user(super::verify::run_it_yourself(&text)),
+                );
                 continue;
             }
             return TurnOutcome::Done { text };

@@ -158,10 +158,9 @@ pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
 /// Whether any shell command ran in this turn.
 fn ran(turn: &[Message]) -> bool {
     turn.iter().enumerate().any(|(index, message)| {
-        message
-            .tool_calls
-            .iter()
-            .any(|call| call.name == "bash" && result_of(&turn[index..], &call.id).is_some_and(is_success))
+        message.tool_calls.iter().any(|call| {
+            call.name == "bash" && result_of(&turn[index..], &call.id).is_some_and(is_success)
+        })
     })
 }
 
@@ -283,7 +282,10 @@ mod tests {
                 serde_json::json!({ "command": command }).to_string(),
             )]
         };
-        assert_eq!(suggested("```bash\n$ python hello.py\n```", &["bash"]), bash("python hello.py"));
+        assert_eq!(
+            suggested("```bash\n$ python hello.py\n```", &["bash"]),
+            bash("python hello.py")
+        );
         assert_eq!(suggested(SUGGESTION, &["bash"]), bash("python hello.py"));
         let embedded = "You can use bash:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```\nThen...";
         assert_eq!(suggested(embedded, &["bash"]), bash("ls"));
@@ -308,8 +310,17 @@ mod tests {
             Message::tool_result("a", "Error: str_replace failed - no match: ..."),
         ];
         assert!(!needs_run_nudge(&failed_edit, SUGGESTION));
-        assert!(!needs_run_nudge(&[Message::user("how do I test?")], SUGGESTION));
-        assert!(needs_run_nudge(&[Message::user("run the tests")], SUGGESTION));
-        assert!(!needs_run_nudge(&[Message::user("run the tests")], "All 12 pass."));
+        assert!(!needs_run_nudge(
+            &[Message::user("how do I test?")],
+            SUGGESTION
+        ));
+        assert!(needs_run_nudge(
+            &[Message::user("run the tests")],
+            SUGGESTION
+        ));
+        assert!(!needs_run_nudge(
+            &[Message::user("run the tests")],
+            "All 12 pass."
+        ));
     }
 }

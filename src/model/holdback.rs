@@ -130,8 +130,7 @@ impl Holdback {
             (Shape::Tagged, open.len())
         } else if rest.starts_with(FENCE) {
             (Shape::Fence, FENCE.len())
-        } else if TAGS.iter().any(|(open, _)| open.starts_with(rest)) || FENCE.starts_with(rest)
-        {
+        } else if TAGS.iter().any(|(open, _)| open.starts_with(rest)) || FENCE.starts_with(rest) {
             return;
         } else {
             self.mode = Mode::Released;

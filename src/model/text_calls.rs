@@ -44,7 +44,9 @@ pub fn extract(content: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
     } else {
         json_calls(trimmed)?
     };
-    let all_offered = calls.iter().all(|(name, _)| offered.contains(&name.as_str()));
+    let all_offered = calls
+        .iter()
+        .all(|(name, _)| offered.contains(&name.as_str()));
     if calls.is_empty() || !all_offered {
         return None;
     }
@@ -151,7 +153,10 @@ fn xml_call(element: &str) -> Option<Call> {
     let mut arguments = Map::new();
     let mut rest = body.trim();
     if let Some(inner) = rest.strip_prefix("<arguments>") {
-        rest = inner.trim_end().strip_suffix("</arguments>").unwrap_or(inner);
+        rest = inner
+            .trim_end()
+            .strip_suffix("</arguments>")
+            .unwrap_or(inner);
         while let Some((key, value, after)) = child_element(rest.trim_start()) {
             arguments.insert(key.to_string(), xml_value(value));
             rest = after;
@@ -159,10 +164,16 @@ fn xml_call(element: &str) -> Option<Call> {
     } else {
         while let Some(after_open) = rest.trim_start().strip_prefix("<parameter") {
             let open_end = after_open.find('>')?;
-            let key = attribute(&format!("<parameter{}", &after_open[..open_end]), "parameter")?;
+            let key = attribute(
+                &format!("<parameter{}", &after_open[..open_end]),
+                "parameter",
+            )?;
             let value_and_rest = &after_open[open_end + 1..];
             let (value, after) = match value_and_rest.find("</parameter>") {
-                Some(at) => (&value_and_rest[..at], &value_and_rest[at + "</parameter>".len()..]),
+                Some(at) => (
+                    &value_and_rest[..at],
+                    &value_and_rest[at + "</parameter>".len()..],
+                ),
                 None => (value_and_rest, ""),
             };
             arguments.insert(key, xml_value(value));
@@ -200,7 +211,12 @@ fn attribute(open: &str, tag: &str) -> Option<String> {
     } else {
         quoted_attribute(open, "name").or_else(|| {
             let value = rest.trim().strip_prefix("name=")?;
-            Some(value.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            Some(
+                value
+                    .trim()
+                    .trim_matches(|c| c == '"' || c == '\'')
+                    .to_string(),
+            )
         })?
     };
     (!name.is_empty()).then_some(name)
@@ -244,18 +260,26 @@ mod tests {
     }
 
     fn ls() -> Option<Vec<(String, String)>> {
-        Some(vec![("bash".to_string(), r#"{"command":"ls"}"#.to_string())])
+        Some(vec![(
+            "bash".to_string(),
+            r#"{"command":"ls"}"#.to_string(),
+        )])
     }
 
     #[test]
     fn recognised_forms() {
-        assert_eq!(names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#), ls());
+        assert_eq!(
+            names(r#"{"name": "bash", "arguments": {"command":"ls"}}"#),
+            ls()
+        );
         assert_eq!(
             names("```json\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n```"),
             ls()
         );
         assert_eq!(
-            names("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"),
+            names(
+                "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>"
+            ),
             ls()
         );
         let two = "<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"write_file\",\"arguments\":\"{}\"}</tool_call>";
@@ -266,11 +290,15 @@ mod tests {
     #[test]
     fn small_model_variants() {
         assert_eq!(
-            names("<tools>\n    {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tools>"),
+            names(
+                "<tools>\n    {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tools>"
+            ),
             ls()
         );
         assert_eq!(
-            names("{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}\n{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}"),
+            names(
+                "{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}\n{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}"
+            ),
             Some(vec![ls().unwrap_or_default()[0].clone(); 2])
         );
         assert_eq!(
@@ -279,11 +307,15 @@ mod tests {
             Some(2)
         );
         assert_eq!(
-            names("<tools>\n  <function name=\"bash\">\n    <arguments>\n      <command>ls</command>\n    </arguments>\n  </function>\n</tools>"),
+            names(
+                "<tools>\n  <function name=\"bash\">\n    <arguments>\n      <command>ls</command>\n    </arguments>\n  </function>\n</tools>"
+            ),
             ls()
         );
         assert_eq!(
-            names("<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>"),
+            names(
+                "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>"
+            ),
             ls()
         );
         assert_eq!(
@@ -291,7 +323,9 @@ mod tests {
             ls()
         );
         assert_eq!(
-            names("<tools>\n  <function name=\"bash\" arguments='{\"command\":\"ls\"}'/>\n</tools>"),
+            names(
+                "<tools>\n  <function name=\"bash\" arguments='{\"command\":\"ls\"}'/>\n</tools>"
+            ),
             ls()
         );
     }

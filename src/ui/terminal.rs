@@ -451,7 +451,10 @@ impl Screen {
                 ok: false, output, ..
             } => {
                 let width = self.width().saturating_sub(INDENT.len() + 2);
-                self.notice(&format!("{INDENT}  {}", one_line(&output, width)), theme::ERROR);
+                self.notice(
+                    &format!("{INDENT}  {}", one_line(&output, width)),
+                    theme::ERROR,
+                );
             }
             AgentEvent::Notice { message } => {
                 self.notice(&format!("{INDENT}{message}"), theme::SECONDARY);

@@ -44,7 +44,9 @@ fn scripted_session(config: &str) -> Vec<Recorded> {
     }
     let env = TestEnv::with_server(&server);
     // A budget large enough for 60 x 20 KB of tool output (the coder role allows 200,000).
-    env.config(&format!("{config}[budget]\nmax_context_tokens = 100000000\n"));
+    env.config(&format!(
+        "{config}[budget]\nmax_context_tokens = 100000000\n"
+    ));
     env.write("big.txt", &big_text());
     for k in 0..TURNS {
         let prompt = format!("turn {k}: check the log again");

@@ -58,8 +58,10 @@ fn max_turns_stops_with_exit_3() {
 
 #[test]
 fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
-    let empty = vec![json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
-        "delta": {"role": "assistant", "content": "", "tool_calls": []}}]})];
+    let empty = vec![
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "delta": {"role": "assistant", "content": "", "tool_calls": []}}]}),
+    ];
     let server = MockServer::start(vec![Reply::Sse(empty.clone()), Reply::Sse(empty)]);
     let env = TestEnv::with_server(&server);
     let output = env.run(&["hello"]);
@@ -70,7 +72,12 @@ fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2, "exactly one retry");
     let last = requests[1].messages().last().cloned().unwrap();
-    assert!(last["content"].as_str().unwrap().contains("Your last reply was empty"));
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("Your last reply was empty")
+    );
     for request in &requests {
         check_request_invariants(&request.body).unwrap();
     }
@@ -84,7 +91,9 @@ fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
             "write_file",
             r#"{"path":"hello.sh","content":"echo hello\n"}"#,
         )),
-        Reply::Sse(text_events(&["Created it. Run it with:\n```bash\nsh hello.sh\n```"])),
+        Reply::Sse(text_events(&[
+            "Created it. Run it with:\n```bash\nsh hello.sh\n```",
+        ])),
         Reply::Sse(tool_events("b1", "bash", r#"{"command":"sh hello.sh"}"#)),
         Reply::Sse(text_events(&["It prints hello."])),
     ]);
@@ -96,7 +105,10 @@ fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     let nudge = requests[2].messages();
-    let last = nudge.last().unwrap()["content"].as_str().unwrap().to_string();
+    let last = nudge.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(last.contains("Run `sh hello.sh` yourself now"), "{last}");
     for request in &requests {
         check_request_invariants(&request.body).unwrap();
@@ -111,7 +123,9 @@ fn a_bare_shell_block_right_after_the_run_request_is_run() {
             "write_file",
             r#"{"path":"hello.sh","content":"echo hello\n"}"#,
         )),
-        Reply::Sse(text_events(&["Created it. You can run:\n```sh\nsh hello.sh\n```"])),
+        Reply::Sse(text_events(&[
+            "Created it. You can run:\n```sh\nsh hello.sh\n```",
+        ])),
         Reply::Sse(text_events(&["```bash\nsh hello.sh\n```"])),
         Reply::Sse(text_events(&["It printed hello."])),
     ]);
@@ -123,11 +137,19 @@ fn a_bare_shell_block_right_after_the_run_request_is_run() {
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     let nudge = requests[2].messages().last().unwrap()["content"].clone();
-    assert!(nudge.as_str().unwrap().contains("Run `sh hello.sh` yourself now"));
+    assert!(
+        nudge
+            .as_str()
+            .unwrap()
+            .contains("Run `sh hello.sh` yourself now")
+    );
     let last = requests[3].messages();
     let call = &last[last.len() - 2]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "bash");
-    let result = last.last().unwrap()["content"].as_str().unwrap().to_string();
+    let result = last.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(result.starts_with("hello\n"), "{result}");
     for request in &requests {
         check_request_invariants(&request.body).unwrap();

@@ -48,7 +48,10 @@ fn reviewer_cannot_edit_or_run_and_the_log_shows_everything() {
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2);
     for request in &requests {
-        assert_eq!(offered_tools(&request.body), vec!["read_file", "write_todos", "task"]);
+        assert_eq!(
+            offered_tools(&request.body),
+            vec!["read_file", "write_todos", "task"]
+        );
         check_request_invariants(&request.body).unwrap();
     }
     let body = &requests[1].body;

@@ -319,7 +319,14 @@ fn offered_for(configure: impl FnOnce(&mut TestEnv), args: &[&str]) -> Vec<Strin
 
 #[test]
 fn selection_order_and_the_offered_tools() {
-    let all = vec!["bash", "read_file", "write_file", "str_replace", "write_todos", "task"];
+    let all = vec![
+        "bash",
+        "read_file",
+        "write_file",
+        "str_replace",
+        "write_todos",
+        "task",
+    ];
     assert_eq!(offered_for(|_| {}, &[]), all);
     assert_eq!(
         offered_for(|_| {}, &["--role", "reviewer"]),
@@ -332,14 +339,20 @@ fn selection_order_and_the_offered_tools() {
     let env_role = |env: &mut TestEnv| {
         env.var("AGENT_ROLE", "reviewer");
     };
-    assert_eq!(offered_for(env_role, &[]), vec!["read_file", "write_todos", "task"]);
+    assert_eq!(
+        offered_for(env_role, &[]),
+        vec!["read_file", "write_todos", "task"]
+    );
     assert_eq!(
         offered_for(env_role, &["--role", "admin"]),
         all,
         "--role beats AGENT_ROLE"
     );
     let config_role = |env: &mut TestEnv| env.config("default_role = \"ops\"\n");
-    assert_eq!(offered_for(config_role, &[]), vec!["bash", "read_file", "write_todos", "task"]);
+    assert_eq!(
+        offered_for(config_role, &[]),
+        vec!["bash", "read_file", "write_todos", "task"]
+    );
     let both = |env: &mut TestEnv| {
         env.config("default_role = \"ops\"\n");
         env.var("AGENT_ROLE", "reviewer");
