@@ -4,6 +4,7 @@ mod cli;
 mod context;
 mod doctor;
 mod e2e;
+mod examples;
 mod file_tools;
 mod governance;
 mod permissions;

@@ -2,7 +2,7 @@
 //! 1. one decision on a ~1 KB compound command (target: p99 < 200 µs), and
 //! 2. loading a 100-rule config file and building the engine (target: < 1 ms).
 //!
-//! Run: `cargo run --release --example permissions_bench` from the repository root (the
+//! Run: `cargo bench --bench permissions` from the repository root (the
 //! repository is used as the workspace, so path checks touch a real directory tree).
 //! Each sample is timed twice: wall clock, and this thread's CPU time (which leaves out
 //! time the scheduler gave to other processes on a shared machine).
