@@ -232,7 +232,16 @@ impl Agent {
             context: Some(&self.context),
         };
         let mut stats = TurnStats::default();
+        let spent_before = self.governor.spending().cost_usd;
         let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
+        // Without `usage.cost` from the provider, the turn's cost is what the governor priced
+        // (subagents included); unknown when a call could not be priced.
+        let spending = self.governor.spending();
+        if let Some(usage) = stats.usage.as_mut().filter(|u| u.cost.is_none())
+            && spending.unpriced_model.is_none()
+        {
+            usage.cost = Some(spending.cost_usd - spent_before);
+        }
         self.sink.emit(AgentEvent::TurnCompleted {
             usage: stats.usage,
             model_calls: stats.model_calls,

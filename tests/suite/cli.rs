@@ -123,3 +123,21 @@ fn unauthorized_is_reported_with_hint_and_not_retried() {
     );
     assert_eq!(server.chat_requests().len(), 1);
 }
+
+#[test]
+fn turn_cost_is_priced_from_config_when_the_provider_sends_none() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["ok"]))]);
+    let env = TestEnv::with_server(&server);
+    env.config("[pricing.\"mock-model\"]\ninput_per_mtok = 1000.0\noutput_per_mtok = 2000.0\n");
+    let output = env.run(&["--json", "hi"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let completed: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    // 10 prompt tokens at $1000/Mtok + 5 completion tokens at $2000/Mtok.
+    let cost = completed["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.02).abs() < 1e-9, "{completed}");
+}
