@@ -69,8 +69,7 @@ impl Tool for StrReplaceTool {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<Access, ToolError> {
-        let r = paths::resolve(str_arg(args, "path"), ctx)?;
-        r.refuse_escape()?;
+        let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         Ok(Access::Write(r.real))
     }
 
@@ -82,8 +81,7 @@ impl Tool for StrReplaceTool {
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
         check_strings(&old_lf, &new_lf)?;
-        let r = paths::resolve(str_arg(args, "path"), ctx)?;
-        r.refuse_escape()?;
+        let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         let Some(meta) = textfile::regular_file(&r)? else {
             return Err(not_found(&r, "create a new file with write_file"));
         };

@@ -235,14 +235,12 @@ impl Tool for WriteFileTool {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<Access, ToolError> {
-        let r = paths::resolve(str_arg(args, "path"), ctx)?;
-        r.refuse_escape()?;
+        let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         Ok(Access::Write(r.real))
     }
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        let r = paths::resolve(str_arg(args, "path"), ctx)?;
-        r.refuse_escape()?;
+        let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         let content = str_arg(args, "content");
         let before = match textfile::regular_file(&r)? {
             Some(meta) => {

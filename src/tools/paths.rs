@@ -80,6 +80,17 @@ pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> 
     resolve_in(raw, ctx.cwd, ctx.workspace, dirs::home_dir().as_deref())
 }
 
+/// [`resolve`] for a tool that writes: a path that escapes the workspace through a symlink is
+/// refused ([`Resolved::refuse_escape`]).
+///
+/// # Errors
+/// As [`resolve`], and `outside workspace` for an escape.
+pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+    let resolved = resolve(raw, ctx)?;
+    resolved.refuse_escape()?;
+    Ok(resolved)
+}
+
 /// [`resolve`] with explicit directories (`workspace` canonical, `cwd` absolute).
 ///
 /// # Errors
