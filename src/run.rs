@@ -104,27 +104,39 @@ enum Mode {
     OneShot(String),
 }
 
+/// Where the task comes from: the prompt argument, else stdin when it is not a terminal
+/// (read to EOF; empty is a usage error), else the interactive session.
+fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
+    if !args.prompt.is_empty() {
+        return Ok(Mode::OneShot(args.prompt.join(" ")));
+    }
+    if std::io::stdin().is_terminal() {
+        if args.json {
+            fail("`--json` needs a task: pass PROMPT or pipe it on stdin");
+            return Err(Exit::Usage);
+        }
+        return Ok(Mode::Interactive);
+    }
+    let mut task = String::new();
+    if let Err(error) = std::io::stdin().read_to_string(&mut task) {
+        fail(&format!("cannot read the task from stdin: {error}"));
+        return Err(Exit::Usage);
+    }
+    if task.trim().is_empty() {
+        fail("no task given: stdin was empty; usage: agent [OPTIONS] [PROMPT]");
+        return Err(Exit::Usage);
+    }
+    Ok(Mode::OneShot(task))
+}
+
 fn session(args: &RunArgs) -> Exit {
     let mut args = args.clone();
     (args.resume, args.prompt) = crate::session::split_resume_value(args.resume, args.prompt);
-    let args = &args;
-    let mode = if !args.prompt.is_empty() {
-        Mode::OneShot(args.prompt.join(" "))
-    } else if std::io::stdin().is_terminal() {
-        Mode::Interactive
-    } else {
-        let mut task = String::new();
-        if let Err(error) = std::io::stdin().read_to_string(&mut task) {
-            fail(&format!("cannot read the task from stdin: {error}"));
-            return Exit::Usage;
-        }
-        if task.trim().is_empty() {
-            fail("no task given: stdin was empty; usage: agent [OPTIONS] [PROMPT]");
-            return Exit::Usage;
-        }
-        Mode::OneShot(task)
+    let mode = match task_mode(&args) {
+        Ok(mode) => mode,
+        Err(exit) => return exit,
     };
-    let config = match load_config(args) {
+    let config = match load_config(&args) {
         Ok(config) => config,
         Err(error) => {
             fail(&error.to_string());
@@ -142,10 +154,6 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Failure;
         }
     };
-    if args.json && matches!(mode, Mode::Interactive) {
-        fail("`--json` needs a task: pass PROMPT or pipe it on stdin");
-        return Exit::Usage;
-    }
     runtime.block_on(async move {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
