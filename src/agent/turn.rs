@@ -170,17 +170,16 @@ pub async fn run(
                 };
             }
             push(cx, history, message);
-            if !nudged && super::verify::needs_run_nudge(super::verify::this_turn(history), &text) {
+            let nudge = (!nudged)
+                .then(|| super::verify::run_nudge(super::verify::this_turn(history), &text))
+                .flatten();
+            if let Some(nudge) = nudge {
                 nudged = true;
                 answering_nudge = true;
                 cx.sink.emit(AgentEvent::Notice {
-                    message: "asking the model to run it instead of leaving it to you".into(),
+                    message: "asking the model to do it instead of leaving it to you".into(),
                 });
-                push(
-                    cx,
-                    history,
-                    Message::user(super::verify::run_it_yourself(&text)),
-                );
+                push(cx, history, Message::user(nudge));
                 continue;
             }
             return TurnOutcome::Done { text };

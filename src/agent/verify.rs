@@ -14,6 +14,11 @@
 //!   and the answer shows a shell command while no command has succeeded in this turn (the
 //!   model wrote instructions instead of doing the work).
 //!
+//! - or: the turn's last tool call was a `bash` command that failed (non-zero exit code),
+//!   and the answer, instead of fixing it, hands the user code or a command (a fenced block)
+//!   and the request is not a question. Models of every size do this ("here is the corrected
+//!   code, run it again"); the request asks them to make the fix and re-run it themselves.
+//!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself, naming the command when the answer showed one. At most once per turn.
 //!
@@ -142,9 +147,58 @@ pub fn this_turn(history: &[Message]) -> &[Message] {
     &history[start..]
 }
 
+/// The harness message for the turn's messages (`turn`, from the user's message on) and its
+/// final `answer` when they call for one (see the module doc), else `None`.
+pub fn run_nudge(turn: &[Message], answer: &str) -> Option<String> {
+    if needs_run_nudge(turn, answer) {
+        return Some(run_it_yourself(answer));
+    }
+    let request = turn.first().map_or("", Message::text_content);
+    let code = last_failed_exit_code(turn)?;
+    (has_fenced_block(answer) && !request.trim_end().ends_with('?')).then(|| {
+        format!(
+            "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the fix \
+             to the user: if the task needs the change you describe, make it yourself now with \
+             the tools (write_file or str_replace), run the command again with the bash tool \
+             and check the output. Then give your final answer.\n</system-reminder>"
+        )
+    })
+}
+
+/// The exit code when the turn's last tool call is a `bash` command that exited non-zero.
+fn last_failed_exit_code(turn: &[Message]) -> Option<i64> {
+    let (index, call) = turn
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(index, m)| m.tool_calls.last().map(|call| (index, call)))?;
+    if call.name != "bash" {
+        return None;
+    }
+    let result = result_of(&turn[index..], &call.id)?;
+    let code = result
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("[exit code ")?.strip_suffix(']'))?;
+    code.parse().ok().filter(|code| *code != 0)
+}
+
+/// Whether `answer` holds a fenced block with a non-empty body.
+fn has_fenced_block(answer: &str) -> bool {
+    let mut lines = answer.lines().map(str::trim_start);
+    while let Some(line) = lines.next() {
+        if line.starts_with("```") {
+            return lines
+                .next()
+                .is_some_and(|body| !body.trim().is_empty() && !body.starts_with("```"));
+        }
+    }
+    false
+}
+
 /// Whether the turn's messages (`turn`, from the user's message on) and its final `answer`
 /// call for [`RUN_IT_YOURSELF`].
-pub fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
+fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
     let request = turn
         .first()
         .filter(|m| m.role == Role::User)
@@ -292,6 +346,39 @@ mod tests {
         assert!(suggested("```python\nprint(1)\n```", &["bash"]).is_empty());
         assert!(suggested("All done.", &["bash"]).is_empty());
         assert!(suggested("```bash\nls\n```", &["read_file"]).is_empty());
+    }
+
+    #[test]
+    fn a_failed_last_command_and_code_for_the_user_is_nudged() {
+        let failed = |result: &str| {
+            vec![
+                Message::user("create hello.py and run it"),
+                call("b", "bash"),
+                Message::tool_result("b", result),
+            ]
+        };
+        let fix = "Here is the corrected code:\n```python\nprint('hello')\n```";
+        let nudge = run_nudge(&failed("NameError\n[exit code 1]"), fix).unwrap();
+        assert!(
+            nudge.contains("The last command failed (exit code 1)"),
+            "{nudge}"
+        );
+        assert!(run_nudge(&failed("hello"), fix).is_none());
+        assert!(
+            run_nudge(
+                &failed("NameError\n[exit code 1]"),
+                "It fails: hello is undefined."
+            )
+            .is_none()
+        );
+        let mut question = failed("[exit code 2]");
+        question[0] = Message::user("why does it fail?");
+        assert!(run_nudge(&question, fix).is_none());
+        let mut later_edit = failed("[exit code 1]");
+        later_edit[0] = Message::user("fix hello.py");
+        later_edit.push(call("w", "write_file"));
+        later_edit.push(Message::tool_result("w", "Created `hello.py`"));
+        assert!(run_nudge(&later_edit, "Fixed.").is_none());
     }
 
     #[test]

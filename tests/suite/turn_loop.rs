@@ -155,3 +155,33 @@ fn a_bare_shell_block_right_after_the_run_request_is_run() {
         check_request_invariants(&request.body).unwrap();
     }
 }
+
+#[test]
+fn handing_the_fix_to_the_user_after_a_failed_command_gets_one_fix_it_nudge() {
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events("b1", "bash", r#"{"command":"sh missing.sh"}"#)),
+        Reply::Sse(text_events(&[
+            "It failed. Create the script first:\n```sh\necho hello\n```",
+        ])),
+        Reply::Sse(text_events(&["I could not fix it."])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "run missing.sh"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "I could not fix it.\n");
+    assert!(stderr.contains("asking the model to do it"), "{stderr}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "one nudge, then the turn ends");
+    let nudge = requests[2].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        nudge.contains("The last command failed (exit code 2)"),
+        "{nudge}"
+    );
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
+}
