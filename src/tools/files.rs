@@ -58,7 +58,8 @@ impl ReadFileTool {
             spec: ToolSpec {
                 name: "read_file",
                 description: "Read a text file as numbered lines (`N<tab>text`; the numbers \
-                    are not part of the file). Use offset/limit for long files.",
+                    are not part of the file). Use offset/limit for long files. A directory \
+                    path lists its entries.",
                 parameters: json!({
                     "type": "object",
                     "properties": {
@@ -91,10 +92,14 @@ impl Tool for ReadFileTool {
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let r = paths::resolve(str_arg(args, "path"), ctx)?;
+        if r.real.is_dir() {
+            let budget = ctx.max_output_chars.saturating_sub(NOTE_ROOM).max(1000);
+            return super::listing::list(&r, budget).map(ToolOutput::text);
+        }
         let Some(meta) = textfile::regular_file(&r)? else {
             return Err(not_found(
                 &r,
-                "check the path (list the directory with bash `ls`)",
+                "check the path (read_file on a directory lists it)",
             ));
         };
         let window = Window {
@@ -388,6 +393,14 @@ pub(super) mod fixture {
             tool.access(&args, &self.ctx())
         }
 
+        /// The text of a call that must succeed.
+        pub fn ok(&self, tool: &dyn Tool, args: Value) -> String {
+            match self.call(tool, args) {
+                Ok(out) => out.text,
+                Err(e) => panic!("expected success, got {e}"),
+            }
+        }
+
         /// The error message of a call that must fail.
         pub fn fail(&self, tool: &dyn Tool, args: Value) -> ToolError {
             match self.call(tool, args) {
@@ -463,12 +476,17 @@ mod tests {
             "{e}"
         );
         std::fs::create_dir_all(f.ws.join("src")).unwrap();
-        let e = f.fail(&tool, json!({"path": "src"}));
         assert_eq!(
-            e.to_string(),
-            "is a directory: `src` is a directory; list it with bash `ls src`"
+            f.ok(&tool, json!({"path": "src"})),
+            "[`src/` is an empty directory]"
         );
         f.put("src/Main.rs", "x");
+        std::fs::create_dir_all(f.ws.join("src/sub")).unwrap();
+        std::os::unix::fs::symlink("Main.rs", f.ws.join("src/link")).unwrap();
+        assert_eq!(
+            f.ok(&tool, json!({"path": "src/"})),
+            "`src/` (directory, 3 entries):\nMain.rs\nlink -> Main.rs\nsub/"
+        );
         let e = f.fail(&tool, json!({"path": "src/main.rs"}));
         assert_eq!(e.kind, "not found");
         assert!(e.message.contains("did you mean `src/Main.rs`?"), "{e}");

@@ -37,8 +37,8 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
         return Err(ToolError::new(
             "is a directory",
             format!(
-                "`{}` is a directory; list it with bash `ls {}`",
-                r.shown, r.shown
+                "`{}` is a directory; read_file on it lists its entries",
+                r.shown
             ),
         ));
     }
