@@ -10,9 +10,9 @@
 //!   `console` block, or a line starting with `$ `) or the user's request asked for something
 //!   to be run (`run`, `execute`, `test`, `build`, `compile`, `verify` as words).
 //!
-//! - or, without any edit: the request asked for something to be run (and is not a question)
-//!   and the answer shows a shell command while no command has succeeded in this turn (the
-//!   model wrote instructions instead of doing the work).
+//! - or, without any edit: the request is not a question (no `?` at the end, no question word
+//!   such as `how` or `explain` first) and the answer shows a shell command while no command
+//!   has run in this turn: the model wrote instructions instead of doing the work.
 //!
 //! - or: the turn's last tool call was a `bash` command that failed (non-zero exit code),
 //!   and the answer, instead of fixing it, hands the user code or a command (a fenced block)
@@ -38,7 +38,9 @@ pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nDo not leave commands for 
 
 /// The request naming the command the answer showed, or [`RUN_IT_YOURSELF`].
 pub fn run_it_yourself(answer: &str) -> String {
-    match first_shell_block(answer).filter(|c| !c.contains('\n') && c.len() <= 200) {
+    let command = first_shell_block(answer)
+        .filter(|c| !c.contains('\n') && c.len() <= 200 && !c.starts_with(['{', '<']));
+    match command {
         Some(command) => format!(
             "<system-reminder>\nRun `{command}` yourself now: call the bash tool. Do not leave \
              it to the user. Then check the output, fix any problem, and give your final \
@@ -205,8 +207,25 @@ fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
         .map_or("", Message::text_content);
     let suggests = suggests_command(answer);
     let asked = asks_to_run(request);
-    let instructs_instead = suggests && asked && !request.trim_end().ends_with('?') && !ran(turn);
+    let instructs_instead = suggests && !is_question(request) && !ran(turn);
     (edited_without_running(turn) && (suggests || asked)) || instructs_instead
+}
+
+/// Words that open a question rather than a request for work.
+const QUESTION_WORDS: &[&str] = &[
+    "how", "what", "why", "which", "where", "when", "who", "whose", "explain", "describe", "is",
+    "are", "does", "do", "can", "could", "should", "would", "will",
+];
+
+/// Whether `request` asks a question (ends with `?` or opens with a question word) rather
+/// than asking for work to be done.
+fn is_question(request: &str) -> bool {
+    let request = request.trim();
+    let first = request
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("");
+    request.ends_with('?') || QUESTION_WORDS.iter().any(|w| first.eq_ignore_ascii_case(w))
 }
 
 /// Whether any shell command ran in this turn.
@@ -316,6 +335,8 @@ mod tests {
     fn the_request_names_the_command() {
         assert!(run_it_yourself(SUGGESTION).contains("Run `python hello.py` yourself now"));
         assert_eq!(run_it_yourself("Created it."), RUN_IT_YOURSELF);
+        let json = "```sh\n{\"name\": \"str_replace\", \"arguments\": {}}\n```";
+        assert_eq!(run_it_yourself(json), RUN_IT_YOURSELF);
     }
 
     fn suggested(text: &str, offered: &[&str]) -> Vec<(String, String)> {
@@ -396,7 +417,7 @@ mod tests {
             call("a", "str_replace"),
             Message::tool_result("a", "Error: str_replace failed - no match: ..."),
         ];
-        assert!(!needs_run_nudge(&failed_edit, SUGGESTION));
+        assert!(!edited_without_running(&failed_edit));
         assert!(!needs_run_nudge(
             &[Message::user("how do I test?")],
             SUGGESTION
@@ -408,6 +429,14 @@ mod tests {
         assert!(!needs_run_nudge(
             &[Message::user("run the tests")],
             "All 12 pass."
+        ));
+        assert!(needs_run_nudge(
+            &[Message::user("Append banana to notes.txt")],
+            "Use this:\n```sh\necho banana >> notes.txt\n```"
+        ));
+        assert!(!needs_run_nudge(
+            &[Message::user("explain how to append a line")],
+            "Use this:\n```sh\necho banana >> notes.txt\n```"
         ));
     }
 }

@@ -329,7 +329,7 @@ fn read_write_and_edit_a_new_file() {
     );
     assert_eq!(
         run.result(3),
-        "Error: read_file failed - not found: `pkg/missing.py` does not exist; check the path (list the directory with bash `ls`)"
+        "Error: read_file failed - not found: `pkg/missing.py` does not exist; check the path (read_file on a directory lists it)"
     );
     assert_eq!(run.env.read("pkg/hello.py"), "print('hello')\n");
     assert!(
