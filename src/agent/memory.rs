@@ -324,7 +324,7 @@ fn resume_notice(summary: &ResumeSummary, history: &[Message]) -> String {
     let last_user = history
         .iter()
         .rev()
-        .find(|m| m.role == Role::User && !m.text_content().starts_with('['));
+        .find(|m| m.role == Role::User && !m.is_from_harness());
     if let Some(message) = last_user {
         let text: String = message
             .text_content()
@@ -340,4 +340,32 @@ fn resume_notice(summary: &ResumeSummary, history: &[Message]) -> String {
         notice.push_str(&format!(" · last request: \"{short}{more}\""));
     }
     notice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_notice_quotes_the_users_request_not_a_nudge() {
+        let summary = ResumeSummary {
+            id: "s1".into(),
+            messages: 3,
+            history_len: 3,
+            interrupted: 0,
+            todos: 0,
+        };
+        let history = vec![
+            Message::user("Create   notes.txt\nwith apple"),
+            Message::assistant("Run it with ```sh\ncat notes.txt\n```"),
+            Message::user(
+                "<system-reminder>\nRun `cat notes.txt` yourself now\n</system-reminder>",
+            ),
+            Message::user("[Handoff note: the earlier part was compacted]"),
+        ];
+        assert_eq!(
+            resume_notice(&summary, &history),
+            "resumed session s1 (3 messages) · last request: \"Create notes.txt with apple\""
+        );
+    }
 }

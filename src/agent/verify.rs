@@ -144,7 +144,7 @@ const EDIT_TOOLS: &[&str] = &["write_file", "str_replace"];
 pub fn this_turn(history: &[Message]) -> &[Message] {
     let start = history
         .iter()
-        .rposition(|m| m.role == Role::User && !m.text_content().starts_with("<system-reminder>"))
+        .rposition(|m| m.role == Role::User && !m.is_from_harness())
         .unwrap_or(0);
     &history[start..]
 }

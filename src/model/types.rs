@@ -70,6 +70,15 @@ impl Message {
     pub fn text_content(&self) -> &str {
         self.content.as_deref().unwrap_or("")
     }
+
+    /// Whether this is a user-role message the harness wrote, not the user: a
+    /// `<system-reminder>` nudge, or a bracketed note such as the compaction handoff.
+    pub fn is_from_harness(&self) -> bool {
+        self.role == Role::User && {
+            let text = self.text_content();
+            text.starts_with("<system-reminder>") || text.starts_with('[')
+        }
+    }
 }
 
 /// A tool call as the model asked for it.
