@@ -72,7 +72,7 @@ fn completions(shell: clap_complete::Shell) -> Exit {
 
 /// Prints one error line to stderr.
 pub fn fail(message: &str) {
-    eprintln!("agent: error: {message}");
+    crate::errln!("agent: error: {message}");
 }
 
 /// `agent sessions`: every saved session, most recently active first.
@@ -87,9 +87,9 @@ fn sessions(run: &RunArgs) -> Exit {
     let dir = crate::agent::memory::sessions_dir(&config);
     let list = crate::session::list(&dir);
     if list.is_empty() {
-        println!("no saved sessions in {}", dir.display());
+        crate::outln!("no saved sessions in {}", dir.display());
     } else {
-        print!("{}", crate::session::list::render(&list));
+        crate::out!("{}", crate::session::list::render(&list));
     }
     Exit::Done
 }

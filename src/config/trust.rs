@@ -16,16 +16,16 @@ pub fn run(args: &RunArgs) -> Exit {
     let config = match Config::load(args, Environment::capture()) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("agent: error: {error}");
+            crate::errln!("agent: error: {error}");
             return Exit::Usage;
         }
     };
     let path = config.agent_home.join("config.toml");
     match add_trusted(&path, &config.workspace) {
-        Ok(true) => println!("trusted {}", config.workspace.display()),
-        Ok(false) => println!("already trusted: {}", config.workspace.display()),
+        Ok(true) => crate::outln!("trusted {}", config.workspace.display()),
+        Ok(false) => crate::outln!("already trusted: {}", config.workspace.display()),
         Err(error) => {
-            eprintln!("agent: error: {error}");
+            crate::errln!("agent: error: {error}");
             return Exit::Usage;
         }
     }
@@ -38,7 +38,7 @@ pub fn run(args: &RunArgs) -> Exit {
         .map(|r| format!("{} `{}`", r.tool, r.pattern))
         .collect();
     if !allows.is_empty() {
-        println!("project allow rules now apply: {}", allows.join(", "));
+        crate::outln!("project allow rules now apply: {}", allows.join(", "));
     }
     Exit::Done
 }

@@ -1,6 +1,7 @@
 mod bash_tool;
 mod bench_context;
 mod cli;
+mod closed_pipe;
 mod context;
 mod doctor;
 mod e2e;
