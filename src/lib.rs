@@ -24,6 +24,7 @@ pub mod permissions;
 pub mod repl;
 pub mod sandbox;
 pub mod session;
+pub mod task_input;
 pub mod tools;
 pub mod ui;
 

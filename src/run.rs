@@ -104,11 +104,24 @@ enum Mode {
     OneShot(String),
 }
 
-/// Where the task comes from: the prompt argument, else stdin when it is not a terminal
+/// Where the task comes from: the prompt argument (plus piped stdin, see
+/// [`crate::task_input`]), else stdin when it is not a terminal
 /// (read to EOF; empty is a usage error), else the interactive session.
 fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
     if !args.prompt.is_empty() {
-        return Ok(Mode::OneShot(args.prompt.join(" ")));
+        let prompt = args.prompt.join(" ");
+        return match crate::task_input::extra_for_prompt(crate::task_input::stdin_kind()) {
+            Ok(extra) => Ok(Mode::OneShot(crate::task_input::combine(
+                &prompt,
+                extra.as_deref(),
+            ))),
+            Err(error) => {
+                fail(&format!(
+                    "cannot read stdin: {error}; pass the input as text or redirect `</dev/null`"
+                ));
+                Err(Exit::Usage)
+            }
+        };
     }
     if std::io::stdin().is_terminal() {
         if args.json {

@@ -19,5 +19,6 @@ mod session;
 mod six_step;
 mod sse_props;
 mod subagent;
+mod task_input;
 mod turn_loop;
 mod ui;
