@@ -89,6 +89,22 @@ fn a_rule_for_an_unknown_tool_is_a_config_error_not_a_dead_deny() {
 }
 
 #[test]
+fn base_url_without_a_scheme_is_a_config_error_at_once() {
+    let mut env = TestEnv::new();
+    env.var("BASE_URL", "localhost:8080/v1").var("MODEL", "m");
+    for args in [&["hello"][..], &["doctor"]] {
+        let output = env.run(args);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("BASE_URL `localhost:8080/v1` is not an http(s) URL"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("retrying"), "{stderr}");
+    }
+}
+
+#[test]
 fn empty_stdin_is_a_usage_error() {
     let server = MockServer::start(vec![]);
     let env = TestEnv::with_server(&server);
