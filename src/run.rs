@@ -167,7 +167,8 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Failure;
         }
     };
-    runtime.block_on(async move {
+    let exit = runtime.block_on(async move {
+        crate::cancel::watch_termination();
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
         let colors = ColorEnv::from_lookup(|k| config.environment.get(k));
@@ -195,7 +196,9 @@ fn session(args: &RunArgs) -> Exit {
                 crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
             }
         }
-    })
+    });
+    crate::cancel::exit_if_terminated();
+    exit
 }
 
 /// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot

@@ -20,5 +20,6 @@ mod six_step;
 mod sse_props;
 mod subagent;
 mod task_input;
+mod termination;
 mod turn_loop;
 mod ui;
