@@ -125,6 +125,7 @@ MODEL=$MODEL_NAME
 answers() { curl -fsS -m 2 "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; }
 
 start() {
+  need curl
   build_server
   assemble_model
   if answers; then
@@ -132,7 +133,8 @@ start() {
   else
     say "starting llama-server on 127.0.0.1:$PORT (log: $LOG)"
     # A low temperature keeps a 1.5B model to the tool-call format; -n caps a runaway reply.
-    nohup "$SERVER_BIN" -m "$MODEL" --jinja -c "$CTX" -t "$THREADS" \
+    # --alias: /v1/models lists the name written to the env file, so `agent doctor` finds it.
+    nohup "$SERVER_BIN" -m "$MODEL" --alias "$MODEL_NAME" --jinja -c "$CTX" -t "$THREADS" \
       --temp "$TEMP" -n "$MAX_REPLY" --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
     echo $! >"$PIDFILE"
     for _ in $(seq 1 300); do

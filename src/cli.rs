@@ -78,8 +78,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Stop after this many model calls in one user turn (default 100).
-    #[arg(long, value_name = "N")]
+    /// Stop after this many model calls in one user turn (default 100, at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
     /// Sandbox for shell commands.

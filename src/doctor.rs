@@ -76,11 +76,12 @@ pub fn run(args: &RunArgs) -> Exit {
         Ok(settings) => settings,
         Err(error) => return config_error(&error.to_string()),
     };
-    println!(
+    crate::outln!(
         "agent doctor · {} · model {}",
-        endpoint.base_url, endpoint.model
+        endpoint.base_url,
+        endpoint.model
     );
-    println!("      {}", settings_line(&settings));
+    crate::outln!("      {}", settings_line(&settings));
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
@@ -109,15 +110,15 @@ pub fn run(args: &RunArgs) -> Exit {
     });
     match report.failures {
         0 => {
-            println!("all checks passed");
+            crate::outln!("all checks passed");
             Exit::Done
         }
         1 => {
-            println!("1 check failed");
+            crate::outln!("1 check failed");
             Exit::Failure
         }
         n => {
-            println!("{n} checks failed");
+            crate::outln!("{n} checks failed");
             Exit::Failure
         }
     }

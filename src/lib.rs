@@ -7,6 +7,9 @@
 //!
 //! The behaviour contract is SPEC.md (sections cited as §N in the docs).
 
+// A closed stdout/stderr must not panic: print with `out!`/`outln!`/`errln!` (src/ui/print.rs).
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
+
 pub mod agent;
 pub mod cancel;
 pub mod cli;
@@ -21,6 +24,7 @@ pub mod permissions;
 pub mod repl;
 pub mod sandbox;
 pub mod session;
+pub mod task_input;
 pub mod tools;
 pub mod ui;
 

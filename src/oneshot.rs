@@ -15,7 +15,7 @@ pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
     let (exit, message) = match outcome {
         TurnOutcome::Done { text } => {
             if print_final && !text.is_empty() {
-                println!("{}", text.trim_end());
+                crate::outln!("{}", text.trim_end());
             }
             return Exit::Done;
         }

@@ -151,20 +151,20 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
         }
         match input {
             Input::Empty => {}
-            Input::Help => print!("{}", help_text()),
+            Input::Help => crate::out!("{}", help_text()),
             Input::Exit => return Exit::Done,
             Input::Clear => {
                 agent.clear();
-                println!("new conversation");
+                crate::outln!("new conversation");
             }
-            Input::Role(None) => print!("{}", agent.governor().roles_listing()),
+            Input::Role(None) => crate::out!("{}", agent.governor().roles_listing()),
             Input::Role(Some(name)) => match agent.set_role(&name) {
-                Ok(()) => println!("role: {name}\n{}", agent.governor().budget_line()),
+                Ok(()) => crate::outln!("role: {name}\n{}", agent.governor().budget_line()),
                 Err(error) => agent.sink().emit(AgentEvent::Error {
                     message: error.to_string(),
                 }),
             },
-            Input::Budget => println!("{}", agent.governor().budget_line()),
+            Input::Budget => crate::outln!("{}", agent.governor().budget_line()),
             Input::Model(name) => model_command(agent, name),
             Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
                 message: unknown_command(&name),
@@ -229,13 +229,13 @@ fn model_command(agent: &mut Agent, name: Option<String>) {
 /// `/todos`, `/sessions`, `/resume [ID]`.
 fn memory_command(agent: &mut Agent, input: Input) {
     match input {
-        Input::Todos => println!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
+        Input::Todos => crate::outln!("{}", crate::ui::terminal::todos_block(&agent.todos(), "")),
         Input::Sessions => {
             let sessions = agent.list_sessions(false);
             if sessions.is_empty() {
-                println!("no saved sessions for this workspace (`agent sessions` lists all)");
+                crate::outln!("no saved sessions for this workspace (`agent sessions` lists all)");
             } else {
-                print!("{}", crate::session::list::render(&sessions));
+                crate::out!("{}", crate::session::list::render(&sessions));
             }
         }
         Input::Resume(id) => match agent.resume(id.as_deref()) {

@@ -72,7 +72,7 @@ fn completions(shell: clap_complete::Shell) -> Exit {
 
 /// Prints one error line to stderr.
 pub fn fail(message: &str) {
-    eprintln!("agent: error: {message}");
+    crate::errln!("agent: error: {message}");
 }
 
 /// `agent sessions`: every saved session, most recently active first.
@@ -87,9 +87,9 @@ fn sessions(run: &RunArgs) -> Exit {
     let dir = crate::agent::memory::sessions_dir(&config);
     let list = crate::session::list(&dir);
     if list.is_empty() {
-        println!("no saved sessions in {}", dir.display());
+        crate::outln!("no saved sessions in {}", dir.display());
     } else {
-        print!("{}", crate::session::list::render(&list));
+        crate::out!("{}", crate::session::list::render(&list));
     }
     Exit::Done
 }
@@ -104,11 +104,24 @@ enum Mode {
     OneShot(String),
 }
 
-/// Where the task comes from: the prompt argument, else stdin when it is not a terminal
+/// Where the task comes from: the prompt argument (plus piped stdin, see
+/// [`crate::task_input`]), else stdin when it is not a terminal
 /// (read to EOF; empty is a usage error), else the interactive session.
 fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
     if !args.prompt.is_empty() {
-        return Ok(Mode::OneShot(args.prompt.join(" ")));
+        let prompt = args.prompt.join(" ");
+        return match crate::task_input::extra_for_prompt(crate::task_input::stdin_kind()) {
+            Ok(extra) => Ok(Mode::OneShot(crate::task_input::combine(
+                &prompt,
+                extra.as_deref(),
+            ))),
+            Err(error) => {
+                fail(&format!(
+                    "cannot read stdin: {error}; pass the input as text or redirect `</dev/null`"
+                ));
+                Err(Exit::Usage)
+            }
+        };
     }
     if std::io::stdin().is_terminal() {
         if args.json {
@@ -154,7 +167,8 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Failure;
         }
     };
-    runtime.block_on(async move {
+    let exit = runtime.block_on(async move {
+        crate::cancel::watch_termination();
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
         let colors = ColorEnv::from_lookup(|k| config.environment.get(k));
@@ -182,7 +196,9 @@ fn session(args: &RunArgs) -> Exit {
                 crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
             }
         }
-    })
+    });
+    crate::cancel::exit_if_terminated();
+    exit
 }
 
 /// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot

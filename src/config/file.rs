@@ -172,12 +172,38 @@ impl FileConfig {
     /// # Errors
     /// [`ConfigError::Toml`] as for [`FileConfig::load`].
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Toml {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Toml {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
-        })
+        })?;
+        config.check_rule_tools(path)?;
+        Ok(config)
+    }
+
+    /// A rule for a tool no rule can rate (`tool = "Bash"`, `"rm"`) would be silently dead,
+    /// and a dead `deny` is a hole: it is an error naming the value and the file.
+    fn check_rule_tools(&self, path: &Path) -> Result<(), ConfigError> {
+        match self
+            .permissions
+            .rules
+            .iter()
+            .find(|rule| !RULE_TOOLS.contains(&rule.tool.as_str()))
+        {
+            Some(rule) => Err(ConfigError::Toml {
+                path: path.to_path_buf(),
+                message: format!(
+                    "[[permissions.rules]] tool = `{}` is not a tool rules apply to; use one of {}",
+                    rule.tool,
+                    RULE_TOOLS.join(", ")
+                ),
+            }),
+            None => Ok(()),
+        }
     }
 }
+
+/// The `tool` values of `[[permissions.rules]]` (SPEC §5.1).
+pub const RULE_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "str_replace", "*"];
 
 #[cfg(test)]
 mod tests {
@@ -192,6 +218,24 @@ mod tests {
             .unwrap_or_default();
         assert!(err.contains("/h/config.toml"), "{err}");
         assert!(err.contains("unknown field `mod`"), "{err}");
+    }
+
+    #[test]
+    fn a_rule_for_an_unknown_tool_is_an_error() {
+        let err = FileConfig::parse(
+            "[[permissions.rules]]\ntool = \"Bash\"\npattern = \"rm *\"\naction = \"deny\"\n",
+            Path::new("/h/config.toml"),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+        .err()
+        .unwrap_or_default();
+        assert!(err.contains("/h/config.toml"), "{err}");
+        assert!(err.contains("tool = `Bash`"), "{err}");
+        assert!(
+            err.contains("bash, read_file, write_file, str_replace, *"),
+            "{err}"
+        );
     }
 
     #[test]

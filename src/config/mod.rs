@@ -98,7 +98,8 @@ impl EndpointSettings {
     /// The endpoint, or an error naming the first missing variable and the env file.
     ///
     /// # Errors
-    /// [`ConfigError::Missing`] for a missing or empty `BASE_URL` or `MODEL`.
+    /// [`ConfigError::Missing`] for a missing or empty `BASE_URL` or `MODEL`;
+    /// [`ConfigError::Invalid`] for a `BASE_URL` that is not an http(s) URL.
     pub fn require(&self) -> Result<Endpoint, ConfigError> {
         let missing = |name, flag| ConfigError::Missing {
             name,
@@ -108,11 +109,23 @@ impl EndpointSettings {
         let base_url =
             non_empty(&self.base_url).ok_or_else(|| missing("BASE_URL", "--base-url"))?;
         let model = non_empty(&self.model).ok_or_else(|| missing("MODEL", "--model"))?;
+        check_base_url(base_url)?;
         Ok(Endpoint {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key: self.api_key.clone().unwrap_or_default(),
             model: model.to_string(),
         })
+    }
+}
+
+/// A `BASE_URL` without a scheme (`localhost:8080/v1`) or with another one is a
+/// configuration error at once, not five retried "builder error"s and exit 1.
+fn check_base_url(base_url: &str) -> Result<(), ConfigError> {
+    match reqwest::Url::parse(base_url) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(()),
+        _ => Err(ConfigError::Invalid(format!(
+            "BASE_URL `{base_url}` is not an http(s) URL; write it like `http://127.0.0.1:8080/v1`"
+        ))),
     }
 }
 
@@ -311,6 +324,27 @@ mod tests {
             vec!["API_KEY", "BASE_URL", "MODEL", "OTHER"]
         );
         Ok(())
+    }
+
+    #[test]
+    fn base_url_must_be_http_or_https() {
+        for good in ["http://127.0.0.1:8080/v1", "https://api.openai.com/v1"] {
+            assert!(check_base_url(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "localhost:8080/v1",
+            "127.0.0.1:8080/v1",
+            "not a url",
+            "ftp://x/v1",
+        ] {
+            let message = check_base_url(bad).err().map(|e| e.to_string());
+            assert_eq!(
+                message,
+                Some(format!(
+                    "BASE_URL `{bad}` is not an http(s) URL; write it like `http://127.0.0.1:8080/v1`"
+                ))
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! The user config is edited in place with `toml_edit`, so comments, order and formatting
 //! are kept; the file is replaced atomically (temp file + rename) and created with its
-//! directory when missing. The path written is the canonical workspace root.
+//! directory when missing. A symlinked config.toml (dotfiles) keeps its link: the target is
+//! replaced. The path written is the canonical workspace root.
 
 use std::path::{Path, PathBuf};
 
@@ -16,16 +17,16 @@ pub fn run(args: &RunArgs) -> Exit {
     let config = match Config::load(args, Environment::capture()) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("agent: error: {error}");
+            crate::errln!("agent: error: {error}");
             return Exit::Usage;
         }
     };
     let path = config.agent_home.join("config.toml");
     match add_trusted(&path, &config.workspace) {
-        Ok(true) => println!("trusted {}", config.workspace.display()),
-        Ok(false) => println!("already trusted: {}", config.workspace.display()),
+        Ok(true) => crate::outln!("trusted {}", config.workspace.display()),
+        Ok(false) => crate::outln!("already trusted: {}", config.workspace.display()),
         Err(error) => {
-            eprintln!("agent: error: {error}");
+            crate::errln!("agent: error: {error}");
             return Exit::Usage;
         }
     }
@@ -38,7 +39,7 @@ pub fn run(args: &RunArgs) -> Exit {
         .map(|r| format!("{} `{}`", r.tool, r.pattern))
         .collect();
     if !allows.is_empty() {
-        println!("project allow rules now apply: {}", allows.join(", "));
+        crate::outln!("project allow rules now apply: {}", allows.join(", "));
     }
     Exit::Done
 }
@@ -82,7 +83,11 @@ pub fn add_trusted(path: &Path, workspace: &Path) -> Result<bool, ConfigError> {
     Ok(true)
 }
 
+/// Replaces the file at `path` (through symlinks: a config.toml linked from a dotfiles
+/// repository stays a link and its target is updated) with `text`.
 fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
+    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = resolved.as_path();
     let dir = path
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -128,6 +133,24 @@ mod tests {
         );
         let parsed = FileConfig::parse(&text, &path)?;
         assert_eq!(parsed.trusted_workspaces.len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn a_symlinked_config_stays_a_link_and_its_target_is_updated()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let target = dir.path().join("dotfiles/agent.toml");
+        std::fs::create_dir_all(dir.path().join("dotfiles"))?;
+        std::fs::write(&target, "default_role = \"coder\"\n")?;
+        let link = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&target, &link)?;
+        assert!(add_trusted(&link, Path::new("/w"))?);
+        assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&target)?,
+            "default_role = \"coder\"\ntrusted_workspaces = [\"/w\"]\n"
+        );
         Ok(())
     }
 

@@ -22,13 +22,13 @@ pub fn run(args: &CheckArgs, run: &RunArgs) -> Exit {
     let config = match Config::load(run, Environment::capture()) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("agent: error: {error}");
+            crate::errln!("agent: error: {error}");
             return Exit::Usage;
         }
     };
     let (engine, warnings) = PermissionEngine::from_config(&config);
     for warning in warnings {
-        eprintln!("agent: warning: {}", escape_invisible(&warning));
+        crate::errln!("agent: warning: {}", escape_invisible(&warning));
     }
     let evaluation = match args.tool.as_deref() {
         None | Some("bash") => engine.check_bash(&args.subject),
@@ -37,7 +37,7 @@ pub fn run(args: &CheckArgs, run: &RunArgs) -> Exit {
             engine.check_file(tool, &path, tool != "read_file")
         }
         Some(other) => {
-            eprintln!(
+            crate::errln!(
                 "agent: error: unknown tool `{}` for --tool; use read_file, write_file or \
                  str_replace, or leave --tool out to check a shell command",
                 escape_invisible(other)
@@ -46,9 +46,9 @@ pub fn run(args: &CheckArgs, run: &RunArgs) -> Exit {
         }
     };
     if args.json {
-        println!("{}", render_json(&evaluation));
+        crate::outln!("{}", render_json(&evaluation));
     } else {
-        print!("{}", render_text(&evaluation));
+        crate::out!("{}", render_text(&evaluation));
     }
     Exit::Done
 }

@@ -86,8 +86,10 @@ impl Scope<'_> {
 fn bases(engine: &PermissionEngine, directories: &[shell::Word]) -> Vec<PathBuf> {
     let start = engine.paths.start_dir().to_path_buf();
     let mut bases = vec![start.clone()];
-    for dir in directories {
-        let Some(arg) = &dir.path else { continue };
+    for arg in directories
+        .iter()
+        .flat_map(|d| d.path.iter().chain(&d.alternatives))
+    {
         let base = match &arg.root {
             Some(name) => match engine.root_dir(name) {
                 Some(root) => root.join(&arg.text),
@@ -259,7 +261,13 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
     };
     let mut named: Vec<(PathArg, Views)> = arguments
         .iter()
-        .filter_map(|w| argument_path(w).map(|p| (p, ANY)))
+        .flat_map(|w| {
+            let alternatives = w.alternatives.iter().cloned();
+            argument_path(w)
+                .into_iter()
+                .chain(alternatives)
+                .map(|p| (p, ANY))
+        })
         .collect();
     for redirect in &command.redirects {
         let views = match redirect.kind {
@@ -268,6 +276,14 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
             RedirectKind::Descriptor => continue,
         };
         named.extend(redirect.target.path.clone().map(|p| (p, views)));
+        named.extend(
+            redirect
+                .target
+                .alternatives
+                .iter()
+                .cloned()
+                .map(|p| (p, views)),
+        );
     }
     named
 }

@@ -73,6 +73,6 @@ fn exec(command: &[OsString]) -> i32 {
 }
 
 fn fail(code: i32, message: &str) -> i32 {
-    eprintln!("{ERROR_PREFIX} {message}");
+    crate::errln!("{ERROR_PREFIX} {message}");
     code
 }

@@ -14,6 +14,7 @@ pub mod input;
 pub mod json;
 pub mod lines;
 pub mod markdown;
+pub mod print;
 pub mod spinner;
 pub mod style;
 pub mod table;

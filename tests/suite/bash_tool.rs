@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::sandbox::landlock;
 use crate::support::env::texts;
+use crate::support::outside::outside_dir;
 use crate::support::sse::{text_events, tool_events};
 use crate::support::{MockServer, Reply, TestEnv};
 
@@ -57,10 +58,6 @@ fn session(env: &TestEnv, server: &MockServer, args: &[&str]) -> (Vec<String>, S
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(stdout, "all done\n", "{stderr}");
     (tool_results(server), stderr)
-}
-
-fn outside_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
 #[test]

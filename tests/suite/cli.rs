@@ -71,6 +71,40 @@ fn unknown_config_key_is_a_config_error() {
 }
 
 #[test]
+fn a_rule_for_an_unknown_tool_is_a_config_error_not_a_dead_deny() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    // A typo: this deny used to be silently ignored.
+    env.config(
+        "[[permissions.rules]]\ntool = \"Bash\"\npattern = \"git push*\"\naction = \"deny\"\n",
+    );
+    for args in [&["check", "git push"][..], &["hello"]] {
+        let output = env.run(args);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("tool = `Bash`"), "{stderr}");
+        assert!(stderr.contains("config.toml"), "{stderr}");
+    }
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn base_url_without_a_scheme_is_a_config_error_at_once() {
+    let mut env = TestEnv::new();
+    env.var("BASE_URL", "localhost:8080/v1").var("MODEL", "m");
+    for args in [&["hello"][..], &["doctor"]] {
+        let output = env.run(args);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("BASE_URL `localhost:8080/v1` is not an http(s) URL"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("retrying"), "{stderr}");
+    }
+}
+
+#[test]
 fn empty_stdin_is_a_usage_error() {
     let server = MockServer::start(vec![]);
     let env = TestEnv::with_server(&server);

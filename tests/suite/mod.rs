@@ -1,6 +1,7 @@
 mod bash_tool;
 mod bench_context;
 mod cli;
+mod closed_pipe;
 mod context;
 mod doctor;
 mod e2e;
@@ -18,5 +19,7 @@ mod session;
 mod six_step;
 mod sse_props;
 mod subagent;
+mod task_input;
+mod termination;
 mod turn_loop;
 mod ui;

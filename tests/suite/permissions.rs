@@ -800,3 +800,34 @@ mod session {
         assert_eq!(*approver.asked.lock().unwrap(), vec!["id -u", "id -un"]);
     }
 }
+
+/// Brace expansion used to hide a secret path from the checker: `cat ~/.ssh/{id_rsa,x}` was
+/// `allow` (the word was "dynamic", so no path was checked) and would send the key to the model.
+#[test]
+fn brace_expansion_cannot_hide_a_secret_path() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_rsa"), "key\n").unwrap();
+    std::fs::write(env.agent_home.join("env"), "API_KEY=sk-x\n").unwrap();
+    let verdict = |command: &str| {
+        let output = env.cmd().args(["check", command]).output().unwrap();
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        stdout.lines().next().unwrap_or_default().to_string()
+    };
+    for command in [
+        "cat ~/.ssh/{id_rsa,x}",
+        "cat ~/.ssh/id_rsa{,}",
+        "cat {~/.ssh/id_rsa,README}",
+        "head -c 99 ~/.ss{h,}/id_rs{a,b}",
+        "cat $HOME/.ssh/{id_rsa,x}",
+        "cat ~/.agents/{env,x}",
+        "cat < ~/.ssh/{id_rsa,x}",
+        "cd ~/.ss{h,x} && cat id_rsa",
+    ] {
+        assert_eq!(verdict(command), "deny", "{command}");
+    }
+    for command in ["ls {src,tests}", "cat src/{main,lib}.rs", "echo {1..3}"] {
+        assert_eq!(verdict(command), "allow", "{command}");
+    }
+}

@@ -1,6 +1,6 @@
 //! The sandbox and process execution at the library level (`agent::sandbox::exec::run` with the
 //! built `agent` binary as the helper): confinement routes, read-only mode, network, process
-//! trees, capture. Directories live under `CARGO_TARGET_TMPDIR`, not `/tmp`, because `/tmp` is
+//! trees, capture. Directories live outside `/tmp` (see `support::outside`), because `/tmp` is
 //! writable inside the sandbox and would hide an escape.
 //!
 //! Tests that need Landlock print why and return early on a kernel without it.
@@ -23,7 +23,7 @@ pub struct Place {
 
 impl Place {
     pub fn new() -> Self {
-        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let root = crate::support::outside::outside_dir();
         let base = root.path().canonicalize().unwrap();
         let ws = base.join("ws");
         let outside = base.join("outside");

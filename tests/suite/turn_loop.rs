@@ -57,6 +57,18 @@ fn max_turns_stops_with_exit_3() {
 }
 
 #[test]
+fn max_turns_zero_is_a_usage_error_and_calls_no_model() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["hi"]))]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--max-turns", "0", "hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("--max-turns"), "{stderr}");
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
 fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
     let empty = vec![
         json!({"choices": [{"index": 0, "finish_reason": "tool_calls",

@@ -3,6 +3,7 @@
 
 pub mod env;
 pub mod mock;
+pub mod outside;
 pub mod sse;
 
 pub use env::TestEnv;

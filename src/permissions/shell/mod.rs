@@ -19,6 +19,7 @@
 //! argument is only a floor for programs with dangerous options); globs are expanded only for
 //! path checks; zsh/ksh payloads are parsed with the bash grammar and rated at least `ask`.
 
+mod braces;
 mod command;
 mod coverage;
 mod exprs;

@@ -19,6 +19,9 @@ pub struct Word {
     pub may_be_option: bool,
     /// The word as a file path, when that is known without running anything.
     pub path: Option<PathArg>,
+    /// The paths a word with brace expansion names (`~/.ssh/{id_rsa,x}`), otherwise static;
+    /// empty for other words.
+    pub alternatives: Vec<PathArg>,
     /// The word is a process substitution (`<(...)`, `>(...)`): a pipe, not a file.
     pub pipe: bool,
 }
@@ -35,6 +38,7 @@ impl Word {
                 text: text.to_string(),
                 glob: false,
             }),
+            alternatives: Vec::new(),
             pipe: false,
         }
     }
@@ -46,6 +50,7 @@ impl Word {
             dynamic: true,
             may_be_option,
             path: None,
+            alternatives: Vec::new(),
             pipe: false,
         }
     }
@@ -227,6 +232,19 @@ fn finish(segments: &[Segment]) -> Word {
         (false, Some(user)) => Some(format!("~{user}")),
         _ => root,
     };
+    let braced_static = brace
+        && !segments
+            .iter()
+            .any(|s| matches!(s, Segment::Dynamic { .. } | Segment::Pipe { .. }))
+        && !segments
+            .iter()
+            .skip(1)
+            .any(|s| matches!(s, Segment::Var { .. }));
+    let alternatives = if braced_static {
+        brace_alternatives(&text, root.as_deref())
+    } else {
+        Vec::new()
+    };
     let path = static_path.then(|| path_arg(&text, &pattern, root, tilde, glob));
     let pipe = matches!(segments, [Segment::Pipe { .. }]);
     Word {
@@ -234,8 +252,30 @@ fn finish(segments: &[Segment]) -> Word {
         dynamic,
         may_be_option,
         path,
+        alternatives,
         pipe,
     }
+}
+
+/// The paths of a brace word: each expansion as a path (a leading `~/` is home, as bash
+/// expands the tilde after the braces; a leading `$NAME` is that variable). Past
+/// [`super::braces::MAX_EXPANSIONS`] nothing is listed (the word stays unknown, as before).
+fn brace_alternatives(text: &str, root: Option<&str>) -> Vec<PathArg> {
+    let var_root = root.filter(|_| text.starts_with('$'));
+    let expanded = super::braces::expand(text).unwrap_or_default();
+    expanded
+        .iter()
+        .map(|alt| {
+            let tilde_home = alt == "~" || alt.starts_with("~/");
+            let root = if tilde_home {
+                Some("HOME".to_string())
+            } else {
+                var_root.map(str::to_string)
+            };
+            let glob = alt.contains(['*', '?', '[']);
+            path_arg(alt, alt, root, tilde_home, glob)
+        })
+        .collect()
 }
 
 /// The path of a static word: relative to a variable's value for `~/x` and `$NAME/x`.

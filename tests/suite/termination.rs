@@ -1,0 +1,105 @@
+//! `agent` told to stop by SIGTERM (`timeout`, a CI job cancelled) or SIGHUP (the terminal
+//! closed) while a command runs: the command's process group is stopped too, the session
+//! records the call as interrupted, and `agent` ends by that signal. Before, the command kept
+//! running (and writing to the workspace) after `agent` was gone.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::sse::tool_events;
+use crate::support::{MockServer, Reply, TestEnv};
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().chars().next())
+        })
+        .flatten()
+        .is_some_and(|state| state != 'Z')
+}
+
+fn wait_for_file(path: &Path, deadline: Instant) -> String {
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stops_the_command_on(signal: libc::c_int) {
+    // The command writes its own pid and its background child's pid, then waits.
+    let command = "sleep 300 & echo \"$$ $!\" > pids.txt; wait";
+    let server = MockServer::start(vec![Reply::Sse(tool_events(
+        "c1",
+        "bash",
+        &json!({ "command": command }).to_string(),
+    ))]);
+    let env = TestEnv::with_server(&server);
+    let mut child = env
+        .std_cmd()
+        .args(["--yes", "run it"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pids: Vec<i32> = wait_for_file(&env.workspace.join("pids.txt"), deadline)
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(pids.iter().all(|&pid| alive(pid)), "{pids:?}");
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("agent did not stop on signal {signal}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(signal), "{status:?}");
+    for pid in &pids {
+        // The group got TERM (then KILL); give init a moment to reap the orphaned child.
+        let gone = Instant::now() + Duration::from_secs(5);
+        while alive(*pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(*pid), "process {pid} outlived agent");
+    }
+    let session = std::fs::read_dir(env.agent_home.join("sessions"))
+        .unwrap()
+        .flatten()
+        .next()
+        .map(|entry| std::fs::read_to_string(entry.path()).unwrap())
+        .unwrap_or_default();
+    assert!(session.contains("interrupted"), "{session}");
+}
+
+#[test]
+fn sigterm_stops_the_running_command_and_ends_agent_by_sigterm() {
+    stops_the_command_on(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_stops_the_running_command_and_ends_agent_by_sighup() {
+    stops_the_command_on(libc::SIGHUP);
+}
