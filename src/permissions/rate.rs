@@ -15,8 +15,12 @@ use super::rules::Compiled;
 use super::shell::{self, Item, Opaque, PathArg, RedirectKind, Role, SimpleCommand, basename};
 use super::{PermissionEngine, session_rule};
 
-/// Programs whose arguments are never opened as files.
-const NOT_PATHS: &[&str] = &["echo", "printf", "which", "type", "command"];
+/// Programs whose arguments are command names, not paths.
+const NOT_PATHS: &[&str] = &["which", "type", "command"];
+/// Programs that print their arguments: those name paths only when the output feeds another
+/// command (`echo ~/.ssh/id_rsa | xargs cat`, `cat $(echo ~/.ssh/id_rsa)`), not when it goes
+/// to the screen or a file (`echo .env >> .gitignore`).
+const PRINTERS: &[&str] = &["echo", "printf"];
 
 /// Longest text shown for an opaque part, in characters.
 const SHOWN_CHARS: usize = 200;
@@ -254,11 +258,14 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
     const READ: Views = &[("read_file", false)];
     const WRITE: Views = &[("write_file", true)];
     let program = command.program().map_or("", basename);
-    let arguments = if NOT_PATHS.contains(&program) || matches!(command.role, Role::Neutral(_)) {
-        &[][..]
-    } else {
-        command.words.get(1..).unwrap_or_default()
-    };
+    let printed_only = PRINTERS.contains(&program) && !command.feeds;
+    let arguments =
+        if NOT_PATHS.contains(&program) || printed_only || matches!(command.role, Role::Neutral(_))
+        {
+            &[][..]
+        } else {
+            command.words.get(1..).unwrap_or_default()
+        };
     let mut named: Vec<(PathArg, Views)> = arguments
         .iter()
         .flat_map(|w| {

@@ -584,6 +584,9 @@ fn check_file_tools() {
 #[test]
 fn bash_arguments_naming_denied_paths_are_denied() {
     let env = TestEnv::new();
+    // A real key, so globs like `~/.s?h/id_rsa` expand to it as bash would.
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_rsa"), "key").unwrap();
     let engine = engine(&env);
     for command in [
         "cat ~/.ssh/id_rsa",
@@ -604,11 +607,20 @@ fn bash_arguments_naming_denied_paths_are_denied() {
         "echo \"$(<~/.ssh/id_rsa)\"",
         "cat .//.env",
         "cat ./sub/../.env",
+        "cat $(echo ~/.ssh/id_rsa)",
+        "cat `echo ~/.ssh/id_rsa`",
+        "echo ~/.ssh/id_rsa | xargs cat",
+        "printf '%s\\n' ~/.ssh/id_rsa | xargs cat",
+        "echo ~/.s?h/id_rsa | xargs cat",
+        "bash -c 'echo ~/.ssh/id_rsa' | xargs cat",
+        "cat $(echo ~/.agents/env)",
     ] {
         assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
     }
     assert_eq!(engine.check_bash("grep -r BEGIN ~").decision, Ask);
     assert_eq!(engine.check_bash("echo .env").decision, Allow);
+    assert_eq!(engine.check_bash("echo ~/.ssh/id_rsa").decision, Allow);
+    assert_eq!(engine.check_bash("echo .env >> .gitignore").decision, Ask);
 }
 
 #[test]

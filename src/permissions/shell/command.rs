@@ -90,6 +90,7 @@ impl Walker<'_, '_> {
                 floors,
                 role: Role::Neutral("sets shell variables".into()),
                 deny_aliases: Vec::new(),
+                feeds: false,
             });
             return;
         };
@@ -134,7 +135,17 @@ impl Walker<'_, '_> {
                     Some(_) => self.nested(inner, inner_floors.clone(), stdin),
                     None => {}
                 },
-                Run::Script(script) => analyze_into(&script, self.depth + 1, self.out),
+                Run::Script(script) => {
+                    let first = self.out.items.len();
+                    analyze_into(&script, self.depth + 1, self.out);
+                    if self.is_feeding() {
+                        for item in &mut self.out.items[first..] {
+                            if let super::Item::Command(command) = item {
+                                command.feeds = true;
+                            }
+                        }
+                    }
+                }
                 Run::Unknown(reason) => self.out.opaque_item(&shown, reason),
             }
         }
@@ -196,6 +207,7 @@ impl Walker<'_, '_> {
             floors,
             role,
             deny_aliases,
+            feeds: false,
         });
     }
 }

@@ -192,9 +192,10 @@ impl Walker<'_, '_> {
                     floors: Vec::new(),
                     role: super::Role::Neutral("reads a file into the command line".into()),
                     deny_aliases: Vec::new(),
+                    feeds: false,
                 });
             } else {
-                self.node(child, &Stdin::Unknown);
+                self.feeding(child, &Stdin::Unknown);
             }
         }
     }
@@ -299,7 +300,8 @@ impl Walker<'_, '_> {
     }
 
     /// What `$(echo literal...)` prints, when that is certain (no options but `-n`, no
-    /// backslashes): such a substitution is as good as the literal for rules and paths.
+    /// backslashes, no unquoted `~` or glob): such a substitution is as good as the literal
+    /// for rules and paths.
     fn echo_output(&self, node: Node<'_>) -> Option<String> {
         let mut cursor = node.walk();
         let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
@@ -316,6 +318,12 @@ impl Walker<'_, '_> {
                 "command_name" => child.named_child(0)?,
                 _ => child,
             };
+            // An unquoted `~` or glob is expanded by bash before echo prints it.
+            let text = self.text(target);
+            if target.kind() == "word" && (text.starts_with('~') || text.contains(['*', '?', '[']))
+            {
+                return None;
+            }
             words.push(self.static_text(target)?);
         }
         let (name, mut args) = words.split_first()?;

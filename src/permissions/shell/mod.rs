@@ -89,6 +89,9 @@ pub struct SimpleCommand {
     pub role: Role,
     /// Other spellings `deny` rules also see (`git -C . push` is also `git push`).
     pub deny_aliases: Vec<String>,
+    /// Its standard output feeds another command (a pipe stage before the last, or inside
+    /// `$(...)`, backticks or `<(...)`): what it prints can become arguments or paths.
+    pub feeds: bool,
 }
 
 impl SimpleCommand {

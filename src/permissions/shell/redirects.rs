@@ -210,6 +210,7 @@ impl Walker<'_, '_> {
             floors: Vec::new(),
             role: Role::Neutral("redirects a compound command".into()),
             deny_aliases: Vec::new(),
+            feeds: false,
         });
     }
 

@@ -16,6 +16,8 @@ pub struct Walker<'s, 'o> {
     pub(super) depth: usize,
     /// Current syntax nesting.
     nesting: usize,
+    /// Enclosing constructs whose output feeds another command (pipe stages, substitutions).
+    feeding: usize,
     pub(super) out: &'o mut Analysis,
     /// Heredoc bodies the parser saw masked (see `coverage::misparsed_heredocs`): their
     /// expansions were not parsed.
@@ -76,6 +78,7 @@ impl<'s, 'o> Walker<'s, 'o> {
             src,
             depth,
             nesting: 0,
+            feeding: 0,
             out,
             masked: Vec::new(),
         }
@@ -98,11 +101,25 @@ impl<'s, 'o> Walker<'s, 'o> {
             floors,
             role: Role::Neutral(what.to_string()),
             deny_aliases: Vec::new(),
+            feeds: false,
         });
     }
 
-    pub(super) fn push(&mut self, command: SimpleCommand) {
+    pub(super) fn push(&mut self, mut command: SimpleCommand) {
+        command.feeds = self.feeding > 0;
         self.out.items.push(Item::Command(command));
+    }
+
+    /// Whether the node being walked feeds another command.
+    pub(super) fn is_feeding(&self) -> bool {
+        self.feeding > 0
+    }
+
+    /// Walks `node` with its output feeding another command (see [`SimpleCommand::feeds`]).
+    pub(super) fn feeding(&mut self, node: Node<'_>, stdin: &Stdin) {
+        self.feeding += 1;
+        self.node(node, stdin);
+        self.feeding -= 1;
     }
 
     /// Any named node: statements, control structures, words and expressions.
@@ -186,7 +203,11 @@ impl<'s, 'o> Walker<'s, 'o> {
                 Some(previous) if self.text(*stage).contains("sh") => self.output_of(*previous),
                 Some(_) => Stdin::Unknown,
             };
-            self.node(*stage, &input);
+            if i + 1 < stages.len() {
+                self.feeding(*stage, &input);
+            } else {
+                self.node(*stage, &input);
+            }
         }
     }
 
@@ -256,6 +277,7 @@ impl<'s, 'o> Walker<'s, 'o> {
                 floors: Vec::new(),
                 role: Role::Neutral("redirects the function's output".into()),
                 deny_aliases: Vec::new(),
+                feeds: false,
             });
         }
     }
@@ -351,6 +373,7 @@ impl<'s, 'o> Walker<'s, 'o> {
                 floors,
                 role: Role::Command,
                 deny_aliases: Vec::new(),
+                feeds: false,
             });
             return;
         }
