@@ -149,12 +149,26 @@ pub fn status(role: &str, limits: &Limits, spending: &Spending, thresholds: Thre
         limits.max_context_tokens as f64,
         thresholds,
     );
-    let shell = measure(
-        Dimension::Shell,
-        spending.shell_calls as f64,
-        limits.max_shell_invocations as f64,
-        thresholds,
-    );
+    let shell = if limits.max_shell_invocations == 0 {
+        // A role without shell calls is not offered bash at all (see `Role::allows_tool_under`):
+        // there is nothing to ration, so calls made under an earlier role (kept across
+        // `/role`) must not exhaust this one and block its reads.
+        DimensionStatus {
+            dimension: Dimension::Shell,
+            used: spending.shell_calls as f64,
+            limit: 0.0,
+            percent: 0,
+            signal: Signal::Ok,
+            text: format!("shell {}/0 (0%)", spending.shell_calls),
+        }
+    } else {
+        measure(
+            Dimension::Shell,
+            spending.shell_calls as f64,
+            limits.max_shell_invocations as f64,
+            thresholds,
+        )
+    };
     let cost = match &spending.unpriced_model {
         Some(model) => DimensionStatus {
             dimension: Dimension::Cost,
