@@ -13,7 +13,8 @@
 # Settings (environment):
 #   LOCAL_MODEL_CACHE  cache directory (default ~/.cache/agent-local-model)
 #   LOCAL_MODEL_PORT   port on 127.0.0.1 (default 8080)
-#   LOCAL_MODEL_CTX    context window in tokens (default 16384)
+#   LOCAL_MODEL_CTX    context window in tokens (default 32768, the model's own window, which
+#                      is also what agent assumes for qwen2.5-coder)
 #   LOCAL_MODEL_THREADS  threads for llama-server (default: number of cores)
 #   LOCAL_MODEL_TEMP   default sampling temperature (default 0.2)
 #   LOCAL_MODEL_MAX_REPLY  longest reply in tokens (default 4096)
@@ -30,7 +31,7 @@ MODEL_NAME=qwen2.5-coder-1.5b-instruct
 
 CACHE=${LOCAL_MODEL_CACHE:-$HOME/.cache/agent-local-model}
 PORT=${LOCAL_MODEL_PORT:-8080}
-CTX=${LOCAL_MODEL_CTX:-16384}
+CTX=${LOCAL_MODEL_CTX:-32768}
 THREADS=${LOCAL_MODEL_THREADS:-$(nproc)}
 TEMP=${LOCAL_MODEL_TEMP:-0.2}
 MAX_REPLY=${LOCAL_MODEL_MAX_REPLY:-4096}
