@@ -147,6 +147,7 @@ pub async fn summarize(
     older: &[Message],
     prefix_budget: u64,
     transcript_budget: u64,
+    note_chars: usize,
 ) -> Result<String, CompactError> {
     if older.is_empty() {
         return Err(CompactError::Nothing);
@@ -164,7 +165,7 @@ pub async fn summarize(
             messages,
             tools: access.tools.clone(),
         };
-        match ask(access, &request).await {
+        match ask(access, &request, note_chars).await {
             Ok(summary) => return Ok(summary),
             Err(CompactError::Empty | CompactError::Overflow(_)) => {}
             Err(error) => return Err(error),
@@ -180,13 +181,33 @@ pub async fn summarize(
         ],
         tools: Vec::new(),
     };
-    ask(access, &request).await
+    ask(access, &request, note_chars).await
 }
 
-/// One summary request; the answer's text, or `Empty` when it has none.
-async fn ask(access: &ModelAccess<'_>, request: &ChatRequest) -> Result<String, CompactError> {
+/// One summary request; the answer's text (at most `note_chars` characters, see
+/// [`cut_note`]), or `Empty` when it has none. A streamed answer that runs past the cap is
+/// stopped there: a small model can ramble for thousands of tokens, and no request field
+/// limits output on every server (`max_tokens` is refused by some, `max_completion_tokens`
+/// unknown to others).
+async fn ask(
+    access: &ModelAccess<'_>,
+    request: &ChatRequest,
+    note_chars: usize,
+) -> Result<String, CompactError> {
     let sink = Arc::clone(access.sink);
+    let streamed = Arc::new(std::sync::Mutex::new(String::new()));
+    let full = Arc::new(tokio::sync::Notify::new());
+    let (buffer, cap_reached) = (Arc::clone(&streamed), Arc::clone(&full));
     let mut on_event = move |event: StreamEvent| {
+        if let StreamEvent::Text(piece) = &event
+            && let Ok(mut text) = buffer.lock()
+            && text.len() <= note_chars
+        {
+            text.push_str(piece);
+            if text.len() > note_chars {
+                cap_reached.notify_one();
+            }
+        }
         if let StreamEvent::Retrying {
             attempt,
             max_attempts,
@@ -205,19 +226,40 @@ async fn ask(access: &ModelAccess<'_>, request: &ChatRequest) -> Result<String, 
     let result = tokio::select! {
         result = access.client.complete(request, &mut on_event) => result,
         () = access.cancel.cancelled() => return Err(CompactError::Interrupted),
+        () = full.notified() => {
+            let text = streamed.lock().map(|t| t.clone()).unwrap_or_default();
+            return Ok(cut_note(text.trim(), note_chars));
+        }
     };
     match result {
         Ok(completion) => {
-            let text = completion.message.text_content().trim().to_string();
+            let text = completion.message.text_content().trim();
             if text.is_empty() {
                 Err(CompactError::Empty)
             } else {
-                Ok(text)
+                Ok(cut_note(text, note_chars))
             }
         }
         Err(ModelError::ContextLengthExceeded { message }) => Err(CompactError::Overflow(message)),
         Err(error) => Err(CompactError::Model(error)),
     }
+}
+
+/// `note` cut to at most `max_chars` bytes at a line end (a character boundary when there
+/// is no line end), with a line saying it was cut.
+pub fn cut_note(note: &str, max_chars: usize) -> String {
+    if note.len() <= max_chars {
+        return note.to_string();
+    }
+    let mut end = max_chars;
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = note[..end].rfind('\n').filter(|at| *at > 0).unwrap_or(end);
+    format!(
+        "{}\n[handoff note cut at {max_chars} characters]",
+        note[..end].trim_end()
+    )
 }
 
 /// `messages` as plain text of at most about `budget_bytes`: the first user message is
@@ -291,6 +333,20 @@ fn cut(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_note_is_cut_at_a_line_end() {
+        assert_eq!(cut_note("short", 10), "short");
+        assert_eq!(
+            cut_note("## Goal\nfix it\n## Next\nmore text", 20),
+            "## Goal\nfix it\n[handoff note cut at 20 characters]"
+        );
+        assert_eq!(
+            cut_note("ééééé", 5),
+            "éé\n[handoff note cut at 5 characters]"
+        );
+    }
+
     use super::*;
     use crate::model::ToolCall;
     use pretty_assertions::assert_eq;

@@ -40,6 +40,14 @@ const TAIL_SHARE: f64 = 0.2;
 const PREFIX_SHARE: f64 = 0.9;
 /// Share of the window the transcript form may use.
 const TRANSCRIPT_SHARE: f64 = 0.5;
+/// Share of the window a handoff note may take, and the bounds on it (tokens).
+const NOTE_SHARE: f64 = 0.1;
+const NOTE_TOKENS: (f64, f64) = (256.0, 2000.0);
+
+/// Characters a handoff note may have in a window of `window` tokens (~4 per token).
+fn note_chars(window: f64) -> usize {
+    ((NOTE_SHARE * window).clamp(NOTE_TOKENS.0, NOTE_TOKENS.1) * 4.0) as usize
+}
 /// After a context-length error without a stated limit, the window is taken to be this
 /// share of the rejected request's estimate.
 const LEARN_SHARE: f64 = 0.9;
@@ -340,6 +348,7 @@ impl ContextManager {
             older,
             prefix_budget,
             (TRANSCRIPT_SHARE * window) as u64,
+            note_chars(window),
         )
         .await;
         let summary = match summary {

@@ -119,7 +119,7 @@ async fn run_loop(
             model: "mock-model".into(),
         },
         ProviderSettings {
-            stream: false,
+            stream: true,
             max_attempts: 1,
             ..ProviderSettings::default()
         },
@@ -341,6 +341,79 @@ async fn compaction_at_threshold_sends_summary_request_and_keeps_recent_turns() 
             .iter()
             .any(|n| n.starts_with("context: compacted 8 older messages"))
     );
+}
+
+/// Turns 1-2 of the compaction test's history: two big results, then a third small request.
+fn two_big_turns() -> Vec<Message> {
+    let big = "y".repeat(12_000);
+    let call = |id: &str| Message {
+        content: None,
+        tool_calls: vec![agent::model::ToolCall {
+            id: id.into(),
+            name: "sized".into(),
+            arguments: "{}".into(),
+        }],
+        ..Message::assistant("")
+    };
+    vec![
+        Message::user("first task: fix the parser"),
+        call("a1"),
+        Message::tool_result("a1", big.clone()),
+        Message::assistant("parser fixed"),
+        Message::user("second task: and the lexer"),
+        call("a2"),
+        Message::tool_result("a2", big),
+        Message::assistant("lexer fixed"),
+        Message::user("third task: run the tests"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rambling_handoff_note_is_stopped_at_its_cap() {
+    // Window 10,000 tokens: a note may take 1,000 tokens (4,000 characters). The summary
+    // streams 100-character lines and would end only after 60 s.
+    let line = format!("{}\n", "z".repeat(99));
+    let mut pieces: Vec<(std::time::Duration, Vec<u8>)> = (0..200)
+        .map(|_| {
+            let event = json!({"choices": [{"index": 0, "delta": {"content": line}}]});
+            (
+                std::time::Duration::ZERO,
+                format!("data: {event}\n\n").into_bytes(),
+            )
+        })
+        .collect();
+    pieces.push((
+        std::time::Duration::from_secs(60),
+        b"data: [DONE]\n\n".to_vec(),
+    ));
+    let server = MockServer::start(vec![
+        Reply::SseRaw(pieces),
+        Reply::Json(text_completion("tests pass")),
+    ]);
+    let events = Arc::new(Events::default());
+    let mut history = two_big_turns();
+    let started = std::time::Instant::now();
+    let outcome = run_loop(
+        &server,
+        settings(10_000, 0.95, 0.6, 4),
+        &mut history,
+        &events,
+    )
+    .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(
+        outcome,
+        TurnOutcome::Done {
+            text: "tests pass".into()
+        }
+    );
+    let note = history[0].text_content();
+    assert!(note.starts_with(NOTE_HEADER), "{note}");
+    assert!(
+        note.ends_with("[handoff note cut at 4000 characters]"),
+        "{note}"
+    );
+    assert!(note.len() < 4200, "{}", note.len());
 }
 
 fn overflow() -> Reply {
