@@ -256,34 +256,7 @@ async fn pruning_stubs_old_results_in_one_step_and_keeps_pairs() {
 async fn compaction_at_threshold_sends_summary_request_and_keeps_recent_turns() {
     // Window 10,000 tokens, compaction at 60% (6,000). The earlier turns hold two results
     // of 12,000 bytes (3,000 tokens each); the new turn's user message is small.
-    let big = "y".repeat(12_000);
-    let mut history = vec![
-        Message::user("first task: fix the parser"),
-        Message {
-            content: None,
-            tool_calls: vec![agent::model::ToolCall {
-                id: "a1".into(),
-                name: "sized".into(),
-                arguments: "{}".into(),
-            }],
-            ..Message::assistant("")
-        },
-        Message::tool_result("a1", big.clone()),
-        Message::assistant("parser fixed in src/parse.rs"),
-        Message::user("second task: and the lexer"),
-        Message {
-            content: None,
-            tool_calls: vec![agent::model::ToolCall {
-                id: "a2".into(),
-                name: "sized".into(),
-                arguments: "{}".into(),
-            }],
-            ..Message::assistant("")
-        },
-        Message::tool_result("a2", big),
-        Message::assistant("lexer fixed"),
-        Message::user("third task: run the tests"),
-    ];
+    let mut history = two_big_turns();
     let server = MockServer::start(vec![
         Reply::Json(text_completion(
             "## Goal\nFix parser and lexer.\n## Next steps\nRun tests.",
@@ -343,7 +316,7 @@ async fn compaction_at_threshold_sends_summary_request_and_keeps_recent_turns() 
     );
 }
 
-/// Turns 1-2 of the compaction test's history: two big results, then a third small request.
+/// Two finished turns with a 12,000-byte result each (3,000 tokens), then a small request.
 fn two_big_turns() -> Vec<Message> {
     let big = "y".repeat(12_000);
     let call = |id: &str| Message {
@@ -359,7 +332,7 @@ fn two_big_turns() -> Vec<Message> {
         Message::user("first task: fix the parser"),
         call("a1"),
         Message::tool_result("a1", big.clone()),
-        Message::assistant("parser fixed"),
+        Message::assistant("parser fixed in src/parse.rs"),
         Message::user("second task: and the lexer"),
         call("a2"),
         Message::tool_result("a2", big),
