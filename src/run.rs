@@ -2,7 +2,7 @@
 //! Errors are printed as one line, `agent: error: ...`; nothing here panics.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -130,11 +130,13 @@ fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
         }
         return Ok(Mode::Interactive);
     }
-    let mut task = String::new();
-    if let Err(error) = std::io::stdin().read_to_string(&mut task) {
-        fail(&format!("cannot read the task from stdin: {error}"));
-        return Err(Exit::Usage);
-    }
+    let task = match crate::task_input::read_all() {
+        Ok(task) => task,
+        Err(error) => {
+            fail(&format!("cannot read the task from stdin: {error}"));
+            return Err(Exit::Usage);
+        }
+    };
     if task.trim().is_empty() {
         fail("no task given: stdin was empty; usage: agent [OPTIONS] [PROMPT]");
         return Err(Exit::Usage);

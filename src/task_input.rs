@@ -63,15 +63,28 @@ fn readable_within(wait: Duration) -> bool {
     ready > 0
 }
 
-/// Reads stdin to EOF as UTF-8.
+/// The most stdin may hold for a task (bytes): far more than any context window, small
+/// enough that `cat huge.log | agent "..."` cannot grow agent without bound.
+pub const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads stdin to EOF as UTF-8, at most [`MAX_STDIN_BYTES`].
 ///
 /// # Errors
-/// The message of the read error (for example "stream did not contain valid UTF-8").
+/// The message of the read error (for example "stream did not contain valid UTF-8"), or that
+/// stdin holds more than [`MAX_STDIN_BYTES`] with the fix.
 pub fn read_all() -> Result<String, String> {
     let mut text = String::new();
     std::io::stdin()
+        .take(MAX_STDIN_BYTES + 1)
         .read_to_string(&mut text)
         .map_err(|error| error.to_string())?;
+    if text.len() as u64 > MAX_STDIN_BYTES {
+        return Err(format!(
+            "it holds more than {} MiB; save it to a file in the workspace and name the file in \
+             the task",
+            MAX_STDIN_BYTES / (1024 * 1024)
+        ));
+    }
     Ok(text)
 }
 

@@ -106,3 +106,22 @@ fn invalid_utf8_on_stdin_with_a_prompt_is_a_usage_error() {
     assert!(stderr.contains("cannot read stdin"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn oversized_stdin_is_a_usage_error_for_both_task_forms() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    let big = "x".repeat(4 * 1024 * 1024 + 1);
+    for args in [vec!["summarize this"], vec![]] {
+        let output = env
+            .cmd()
+            .args(&args)
+            .write_stdin(big.clone())
+            .output()
+            .unwrap();
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("more than 4 MiB"), "{stderr}");
+    }
+    assert!(server.chat_requests().is_empty());
+}
