@@ -266,9 +266,12 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
         } else {
             command.words.get(1..).unwrap_or_default()
         };
+    let pattern = search_pattern(program, arguments);
     let mut named: Vec<(PathArg, Views)> = arguments
         .iter()
-        .flat_map(|w| {
+        .enumerate()
+        .filter(|(index, _)| Some(*index) != pattern)
+        .flat_map(|(_, w)| {
             let alternatives = w.alternatives.iter().cloned();
             argument_path(w)
                 .into_iter()
@@ -293,6 +296,35 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
         );
     }
     named
+}
+
+/// The index in `arguments` of a search program's pattern operand, which is text to look
+/// for, not a file (`git log | grep .env` searches for ".env"). Only when that is certain:
+/// `grep`/`egrep`/`fgrep`/`rg` with no option that moves the pattern elsewhere or drops it
+/// (`-e`, `-f`, `--regexp`, `--file`, `--files`, `--type-list`, or a short-option cluster
+/// holding `e` or `f`), and the first operand holds no `/` (a path to a secret would).
+fn search_pattern(program: &str, arguments: &[shell::Word]) -> Option<usize> {
+    if !matches!(program, "grep" | "egrep" | "fgrep" | "rg") {
+        return None;
+    }
+    let mut operands_only = false;
+    for (index, word) in arguments.iter().enumerate() {
+        let text = word.text.as_str();
+        if operands_only || !word.is_option() {
+            return (!text.contains('/') && !word.dynamic).then_some(index);
+        }
+        if text == "--" {
+            operands_only = true;
+        } else if let Some(long) = text.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or(long);
+            if matches!(name, "regexp" | "file" | "files" | "type-list") {
+                return None;
+            }
+        } else if text.contains(['e', 'f']) {
+            return None;
+        }
+    }
+    None
 }
 
 /// A recursive search (`grep -r`, `rg`, `find`) over a directory that holds a denied path

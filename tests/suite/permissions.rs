@@ -621,6 +621,24 @@ fn bash_arguments_naming_denied_paths_are_denied() {
     assert_eq!(engine.check_bash("echo .env").decision, Allow);
     assert_eq!(engine.check_bash("echo ~/.ssh/id_rsa").decision, Allow);
     assert_eq!(engine.check_bash("echo .env >> .gitignore").decision, Ask);
+    // A search pattern is text, not a file; a file operand is still checked.
+    for command in [
+        "grep -rn .env src",
+        "git log --oneline | grep .env",
+        "rg -n API_KEY src",
+    ] {
+        assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
+    }
+    for command in [
+        "grep -e x ~/.ssh/id_rsa",
+        "grep -rnf .env src",
+        "grep --regexp=x .env",
+        "grep key .env",
+        "grep ~/.ssh/id_rsa",
+        "rg --files ~/.ssh",
+    ] {
+        assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
+    }
 }
 
 #[test]
