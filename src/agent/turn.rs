@@ -171,7 +171,13 @@ pub async fn run(
             }
             push(cx, history, message);
             let nudge = (!nudged)
-                .then(|| super::verify::run_nudge(super::verify::this_turn(history), &text))
+                .then(|| {
+                    super::verify::run_nudge(
+                        super::verify::this_turn(history),
+                        &text,
+                        &cx.dispatcher.registry.names(),
+                    )
+                })
                 .flatten();
             if let Some(nudge) = nudge {
                 nudged = true;

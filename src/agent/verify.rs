@@ -150,14 +150,18 @@ pub fn this_turn(history: &[Message]) -> &[Message] {
 }
 
 /// The harness message for the turn's messages (`turn`, from the user's message on) and its
-/// final `answer` when they call for one (see the module doc), else `None`.
-pub fn run_nudge(turn: &[Message], answer: &str) -> Option<String> {
+/// final `answer` when they call for one (see the module doc), else `None`. Never when
+/// `bash` is not among the `offered` tools (a reviewer cannot run anything).
+pub fn run_nudge(turn: &[Message], answer: &str, offered: &[&str]) -> Option<String> {
+    if !offered.contains(&"bash") {
+        return None;
+    }
     if needs_run_nudge(turn, answer) {
         return Some(run_it_yourself(answer));
     }
     let request = turn.first().map_or("", Message::text_content);
     let code = last_failed_exit_code(turn)?;
-    (has_fenced_block(answer) && !request.trim_end().ends_with('?')).then(|| {
+    (has_code_block(answer) && !request.trim_end().ends_with('?')).then(|| {
         format!(
             "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the fix \
              to the user: if the task needs the change you describe, make it yourself now with \
@@ -185,14 +189,23 @@ fn last_failed_exit_code(turn: &[Message]) -> Option<i64> {
     code.parse().ok().filter(|code| *code != 0)
 }
 
-/// Whether `answer` holds a fenced block with a non-empty body.
-fn has_fenced_block(answer: &str) -> bool {
+/// Whether `answer` holds a fenced block tagged with a language (```` ```python ````) and a
+/// non-empty body: code or a command for the user. Untagged blocks usually quote output.
+fn has_code_block(answer: &str) -> bool {
     let mut lines = answer.lines().map(str::trim_start);
     while let Some(line) = lines.next() {
-        if line.starts_with("```") {
-            return lines
-                .next()
-                .is_some_and(|body| !body.trim().is_empty() && !body.starts_with("```"));
+        let Some(info) = line.strip_prefix("```") else {
+            continue;
+        };
+        let body = lines.by_ref().next();
+        if !info.trim().is_empty()
+            && body.is_some_and(|b| !b.trim().is_empty() && !b.trim_start().starts_with("```"))
+        {
+            return true;
+        }
+        // Skip the rest of this block so its closing fence is not read as an opening.
+        if body.is_some_and(|b| !b.trim_start().starts_with("```")) {
+            lines.by_ref().find(|l| l.starts_with("```"));
         }
     }
     false
@@ -379,27 +392,32 @@ mod tests {
             ]
         };
         let fix = "Here is the corrected code:\n```python\nprint('hello')\n```";
-        let nudge = run_nudge(&failed("NameError\n[exit code 1]"), fix).unwrap();
+        let bash = &["bash", "read_file"][..];
+        let nudge = run_nudge(&failed("NameError\n[exit code 1]"), fix, bash).unwrap();
         assert!(
             nudge.contains("The last command failed (exit code 1)"),
             "{nudge}"
         );
-        assert!(run_nudge(&failed("hello"), fix).is_none());
+        assert!(run_nudge(&failed("NameError\n[exit code 1]"), fix, &["read_file"]).is_none());
+        let output = "It fails:\n```\nNameError: hello\n```";
+        assert!(run_nudge(&failed("NameError\n[exit code 1]"), output, bash).is_none());
+        assert!(run_nudge(&failed("hello"), fix, bash).is_none());
         assert!(
             run_nudge(
                 &failed("NameError\n[exit code 1]"),
-                "It fails: hello is undefined."
+                "It fails: hello is undefined.",
+                bash
             )
             .is_none()
         );
         let mut question = failed("[exit code 2]");
         question[0] = Message::user("why does it fail?");
-        assert!(run_nudge(&question, fix).is_none());
+        assert!(run_nudge(&question, fix, bash).is_none());
         let mut later_edit = failed("[exit code 1]");
         later_edit[0] = Message::user("fix hello.py");
         later_edit.push(call("w", "write_file"));
         later_edit.push(Message::tool_result("w", "Created `hello.py`"));
-        assert!(run_nudge(&later_edit, "Fixed.").is_none());
+        assert!(run_nudge(&later_edit, "Fixed.", bash).is_none());
     }
 
     #[test]
