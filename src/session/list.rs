@@ -132,7 +132,7 @@ pub fn find(dir: &Path, id: Option<&str>, workspace: &Path) -> Result<SessionInf
                 .filter(|s| s.id.starts_with(id))
                 .collect();
             match matches.len() {
-                0 => Err(SessionError::NotFound(id.to_string())),
+                0 => Err(skipped(dir, id)),
                 1 => Ok(matches.remove(0)),
                 n => Err(SessionError::Ambiguous {
                     id: id.to_string(),
@@ -141,6 +141,24 @@ pub fn find(dir: &Path, id: Option<&str>, workspace: &Path) -> Result<SessionInf
             }
         }
     }
+}
+
+/// Why no session `id` was found: the file [`scan`] skipped (unreadable, a directory, no
+/// session header on its first line) is named, else there is no such session.
+fn skipped(dir: &Path, id: &str) -> SessionError {
+    let path = dir.join(format!("{id}.jsonl"));
+    let message = match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return SessionError::NotFound(id.to_string());
+        }
+        Err(e) => e.to_string(),
+        Ok(meta) if meta.is_dir() => "it is a directory".to_string(),
+        Ok(_) => match std::fs::File::open(&path) {
+            Err(e) => e.to_string(),
+            Ok(_) => "its first line is not a session header".to_string(),
+        },
+    };
+    SessionError::Unreadable { path, message }
 }
 
 /// A table of sessions for the terminal, one line each.

@@ -38,6 +38,8 @@ pub enum SessionError {
     BadId(String),
     #[error("cannot save the session to `{}`: {message}; the session goes on without being saved", path.display())]
     Io { path: PathBuf, message: String },
+    #[error("session file `{}` cannot be resumed: {message}; run `agent sessions` to list the sessions that can", path.display())]
+    Unreadable { path: PathBuf, message: String },
 }
 
 /// Whether `text` can be (a prefix of) a session id: starts with a digit, then only ASCII

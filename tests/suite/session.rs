@@ -185,6 +185,24 @@ fn resume_errors_are_clear_and_exit_2() {
         stderr.contains("no session `20990101-000000-dead`; run `agent sessions` to list them"),
         "{stderr}"
     );
+    let sessions = env.agent_home.join("sessions");
+    std::fs::create_dir_all(sessions.join("20990101-000000-0dir.jsonl")).unwrap();
+    std::fs::write(sessions.join("20990101-000000-junk.jsonl"), "not json\n").unwrap();
+    for (id, why) in [
+        ("20990101-000000-0dir", "it is a directory"),
+        (
+            "20990101-000000-junk",
+            "its first line is not a session header",
+        ),
+    ] {
+        let output = env.run(&[&format!("--resume={id}"), "go"]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{id}.jsonl` cannot be resumed: {why}")),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
