@@ -565,6 +565,8 @@ fn check_file_tools() {
         texts(&output).0.lines().next().unwrap_or("").to_string()
     };
     assert_eq!(rate("read_file", "src/main.rs"), "allow");
+    assert_eq!(rate("read_file", "."), "allow", "listing the workspace root");
+    assert_eq!(rate("read_file", ".."), "ask");
     assert_eq!(rate("write_file", "src/new.rs"), "allow");
     assert_eq!(rate("read_file", "/etc/hostname"), "ask");
     assert_eq!(rate("write_file", ".git/config"), "ask");
