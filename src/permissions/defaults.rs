@@ -200,7 +200,12 @@ pub const BASH: &[DefaultRule] = &[
 pub const FILES: &[DefaultRule] = &[
     ("*", "**", Ask, "outside the workspace"),
     ("*", "$WORKSPACE/**", Allow, "inside the workspace"),
-    ("read_file", "$WORKSPACE", Allow, "the workspace itself (a listing)"),
+    (
+        "read_file",
+        "$WORKSPACE",
+        Allow,
+        "the workspace itself (a listing)",
+    ),
     (
         "write_file",
         "$WORKSPACE/.git/**",

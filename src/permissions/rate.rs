@@ -300,31 +300,44 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
 
 /// The index in `arguments` of a search program's pattern operand, which is text to look
 /// for, not a file (`git log | grep .env` searches for ".env"). Only when that is certain:
-/// `grep`/`egrep`/`fgrep`/`rg` with no option that moves the pattern elsewhere or drops it
-/// (`-e`, `-f`, `--regexp`, `--file`, `--files`, `--type-list`, or a short-option cluster
-/// holding `e` or `f`), and the first operand holds no `/` (a path to a secret would).
+/// `grep`/`egrep`/`fgrep`/`rg` with no option anywhere before `--` that moves the pattern
+/// elsewhere or drops it (`-e`, `-f`, `--regexp`, `--file`, `--files`, `--type-list`, any
+/// abbreviation of those, as GNU grep accepts `--regex=x`, or a short-option cluster holding
+/// `e` or `f`), and the first operand holds no `/` (a path to a secret would). Options are
+/// looked for after the operands too: both grep and rg accept them there (`grep .env -e x`
+/// reads `.env`).
 fn search_pattern(program: &str, arguments: &[shell::Word]) -> Option<usize> {
     if !matches!(program, "grep" | "egrep" | "fgrep" | "rg") {
         return None;
     }
-    let mut operands_only = false;
+    let mut operand = None;
     for (index, word) in arguments.iter().enumerate() {
         let text = word.text.as_str();
-        if operands_only || !word.is_option() {
-            return (!text.contains('/') && !word.dynamic).then_some(index);
-        }
         if text == "--" {
-            operands_only = true;
-        } else if let Some(long) = text.strip_prefix("--") {
-            let name = long.split('=').next().unwrap_or(long);
-            if matches!(name, "regexp" | "file" | "files" | "type-list") {
-                return None;
-            }
-        } else if text.contains(['e', 'f']) {
+            operand = operand.or(Some(index + 1));
+            break;
+        }
+        if !word.is_option() {
+            operand = operand.or(Some(index));
+        } else if moves_pattern(text) {
             return None;
         }
     }
-    None
+    let index = operand?;
+    let word = arguments.get(index)?;
+    (!word.text.contains('/') && !word.dynamic).then_some(index)
+}
+
+/// Whether a grep/rg option gives the pattern elsewhere or lists instead of searching.
+fn moves_pattern(option: &str) -> bool {
+    const LONG: &[&str] = &["regexp", "file", "files", "type-list"];
+    match option.strip_prefix("--") {
+        Some(long) => {
+            let name = long.split('=').next().unwrap_or(long);
+            LONG.iter().any(|full| full.starts_with(name))
+        }
+        None => option.contains(['e', 'f']),
+    }
 }
 
 /// A recursive search (`grep -r`, `rg`, `find`) over a directory that holds a denied path

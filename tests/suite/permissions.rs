@@ -565,7 +565,11 @@ fn check_file_tools() {
         texts(&output).0.lines().next().unwrap_or("").to_string()
     };
     assert_eq!(rate("read_file", "src/main.rs"), "allow");
-    assert_eq!(rate("read_file", "."), "allow", "listing the workspace root");
+    assert_eq!(
+        rate("read_file", "."),
+        "allow",
+        "listing the workspace root"
+    );
     assert_eq!(rate("read_file", ".."), "ask");
     assert_eq!(rate("write_file", "src/new.rs"), "allow");
     assert_eq!(rate("read_file", "/etc/hostname"), "ask");
@@ -620,6 +624,7 @@ fn bash_arguments_naming_denied_paths_are_denied() {
         assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
     }
     assert_eq!(engine.check_bash("grep -r BEGIN ~").decision, Ask);
+    assert_eq!(engine.check_bash("grep -r --regex=BEGIN ~").decision, Ask);
     assert_eq!(engine.check_bash("echo .env").decision, Allow);
     assert_eq!(engine.check_bash("echo ~/.ssh/id_rsa").decision, Allow);
     assert_eq!(engine.check_bash("echo .env >> .gitignore").decision, Ask);
@@ -638,6 +643,13 @@ fn bash_arguments_naming_denied_paths_are_denied() {
         "grep key .env",
         "grep ~/.ssh/id_rsa",
         "rg --files ~/.ssh",
+        // Options after the pattern, and GNU grep's abbreviations of long options.
+        "grep .env -e x",
+        "grep .env -ie x",
+        "rg .env -e x",
+        "grep --regex=x .env",
+        "grep --reg x .env",
+        "grep .env --file=/dev/null",
     ] {
         assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
     }
