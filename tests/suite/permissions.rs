@@ -875,3 +875,21 @@ fn brace_expansion_cannot_hide_a_secret_path() {
         assert_eq!(verdict(command), "allow", "{command}");
     }
 }
+
+#[test]
+fn xargs_known_stdin_is_checked_as_paths() {
+    let env = TestEnv::new();
+    let engine = engine(&env);
+    let key = env.home.join(".ssh/id_rsa").display().to_string();
+    for command in [
+        "xargs cat <<< ~/.ssh/id_rsa".to_string(),
+        "xargs -n1 cat <<< .env".to_string(),
+        format!("xargs cat <<EOF\n{key}\nEOF"),
+        format!("cat <<'EOF' | xargs cat\n{key}\nEOF"),
+    ] {
+        assert_eq!(engine.check_bash(&command).decision, Deny, "{command}");
+    }
+    for command in ["xargs wc -l <<< src/main.rs", "ls | xargs wc -l"] {
+        assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
+    }
+}

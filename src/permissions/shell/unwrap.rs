@@ -56,7 +56,7 @@ pub fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
         "coproc" => keyword_command(inner_from(words, 1)),
         "exec" => exec(words),
         "time" => time(words),
-        "xargs" => xargs(words),
+        "xargs" => xargs(words, stdin),
         "find" => find(words),
         "eval" => eval(words),
         "trap" => trap(words),
@@ -352,7 +352,9 @@ fn time(words: &[Word]) -> Option<Unwrapped> {
     Some(found)
 }
 
-fn xargs(words: &[Word]) -> Option<Unwrapped> {
+/// `xargs`: its command, with the words of a statically known stdin (`xargs cat <<< FILE`,
+/// `cat <<EOF | xargs cat`) as its arguments, otherwise a word only known at run time.
+fn xargs(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
     let (start, replace) = match xargs_options(words) {
         Ok(found) => found,
         Err(reason) => return Some(unknown(reason)),
@@ -369,7 +371,10 @@ fn xargs(words: &[Word]) -> Option<Unwrapped> {
                 }
             }
         }
-        _ => inner.push(Word::runtime("{stdin}", true)),
+        _ => match stdin {
+            Stdin::Known(text) => inner.extend(text.split_whitespace().map(Word::printed)),
+            _ => inner.push(Word::runtime("{stdin}", true)),
+        },
     }
     Some(Unwrapped {
         runs: vec![Run::Command(inner)],

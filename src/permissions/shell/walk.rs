@@ -200,7 +200,11 @@ impl<'s, 'o> Walker<'s, 'o> {
             // Only shells read a script from stdin, and every shell's name contains "sh".
             let input = match i.checked_sub(1).and_then(|p| stages.get(p)) {
                 None => stdin.clone(),
-                Some(previous) if self.text(*stage).contains("sh") => self.output_of(*previous),
+                Some(previous)
+                    if self.text(*stage).contains("sh") || self.text(*stage).contains("xargs") =>
+                {
+                    self.output_of(*previous)
+                }
                 Some(_) => Stdin::Unknown,
             };
             if i + 1 < stages.len() {

@@ -43,6 +43,25 @@ impl Word {
         }
     }
 
+    /// Text a command prints or reads as data (xargs' known stdin, what `printf` renders),
+    /// as the path it may name once the shell or a later command takes it as one: a leading
+    /// `~` is home and a leading `$NAME` that variable, as in the shell that printed it.
+    pub fn printed(text: &str) -> Self {
+        let mut word = Self::literal(text);
+        let glob = text.contains(['*', '?', '[']);
+        if text == "~" || text.starts_with("~/") {
+            word.path = Some(path_arg(text, text, Some("HOME".into()), true, glob));
+        } else if let Some(rest) = text.strip_prefix('$') {
+            let inner = rest.strip_prefix('{').unwrap_or(rest);
+            let name: String = inner
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            word.path = (!name.is_empty()).then(|| path_arg(text, text, Some(name), false, glob));
+        }
+        word
+    }
+
     /// A word only known at run time (file names from xargs' stdin, find's `{}`).
     pub fn runtime(text: &str, may_be_option: bool) -> Self {
         Self {
