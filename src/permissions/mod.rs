@@ -32,6 +32,7 @@ pub mod check;
 pub mod decision;
 pub mod defaults;
 pub mod paths;
+mod printed;
 mod rate;
 pub mod rules;
 pub mod shell;

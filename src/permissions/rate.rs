@@ -279,6 +279,16 @@ fn named_paths(command: &SimpleCommand) -> Vec<(PathArg, Views)> {
                 .map(|p| (p, ANY))
         })
         .collect();
+    if command.feeds {
+        let printed =
+            super::printed::printed_words(program, command.words.get(1..).unwrap_or_default());
+        named.extend(
+            printed
+                .iter()
+                .filter_map(|text| shell::Word::printed(text).path)
+                .map(|p| (p, ANY)),
+        );
+    }
     for redirect in &command.redirects {
         let views = match redirect.kind {
             RedirectKind::Read => READ,

@@ -893,3 +893,21 @@ fn xargs_known_stdin_is_checked_as_paths() {
         assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
     }
 }
+
+#[test]
+fn printed_output_feeding_a_command_is_rendered_before_the_path_check() {
+    let env = TestEnv::new();
+    let engine = engine(&env);
+    for command in [
+        "cat $(printf '%s/.ssh/id_rsa' ~)",
+        "printf .en%s v | xargs cat",
+        "printf '%s/env\\n' \"$AGENT_HOME\" | xargs cat",
+        "cat $(echo -e '\\x7e/.ssh/id_rsa')",
+        "printf '\\056env' | xargs cat",
+    ] {
+        assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
+    }
+    for command in ["printf '%s\\n' b a | sort", "echo -e 'a\\tb' | cut -f2"] {
+        assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
+    }
+}
