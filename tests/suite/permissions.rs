@@ -911,3 +911,19 @@ fn printed_output_feeding_a_command_is_rendered_before_the_path_check() {
         assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
     }
 }
+
+#[test]
+fn printing_into_a_data_filter_is_not_a_path() {
+    let env = TestEnv::new();
+    let engine = engine(&env);
+    for command in ["echo .env | grep env", "echo ~/.ssh/id_rsa | sort | uniq"] {
+        assert_eq!(engine.check_bash(command).decision, Allow, "{command}");
+    }
+    for command in [
+        "echo .env | grep env | xargs cat",
+        "printf '.env\\0' | sort --files0-from=-",
+        "echo .env | cat | sh",
+    ] {
+        assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
+    }
+}

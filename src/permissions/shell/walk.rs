@@ -207,12 +207,28 @@ impl<'s, 'o> Walker<'s, 'o> {
                 }
                 Some(_) => Stdin::Unknown,
             };
-            if i + 1 < stages.len() {
+            let later = stages.get(i + 1..).unwrap_or_default();
+            if !later.is_empty() && !later.iter().all(|s| self.is_data_filter(*s)) {
                 self.feeding(*stage, &input);
             } else {
                 self.node(*stage, &input);
             }
         }
+    }
+
+    /// A pipeline stage that only reads its stdin as data and prints text: output piped
+    /// into it does not become arguments or paths (`echo .env | grep env`).
+    fn is_data_filter(&self, stage: Node<'_>) -> bool {
+        const FILTERS: &[&str] = &[
+            "grep", "egrep", "fgrep", "rg", "sort", "uniq", "tr", "head", "tail", "wc", "cut",
+            "cat", "nl", "rev", "fold", "column", "less", "more",
+        ];
+        // `sort`/`wc --files0-from=-` (or an abbreviation) read file names from stdin.
+        stage.kind() == "command"
+            && !self.text(stage).contains("--f")
+            && stage
+                .child_by_field_name("name")
+                .is_some_and(|name| FILTERS.contains(&super::basename(self.text(name))))
     }
 
     /// `if`, `while`/`until`, `for`/`select`, `case`: conditions and bodies are statements,
