@@ -324,6 +324,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_request_opening_with_a_bracket_starts_the_turn() {
+        let history = vec![
+            Message::user("create hello.py"),
+            call("a", "bash"),
+            Message::tool_result("a", "boom\n[exit code 1]"),
+            Message::assistant("It failed."),
+            Message::user("[WIP] add a README"),
+            Message::user(crate::context::compact::NOTE_HEADER),
+        ];
+        assert_eq!(this_turn(&history).len(), 2);
+        let fix = "Here:\n```python\nprint(1)\n```";
+        assert_eq!(run_nudge(this_turn(&history), fix, &["bash"]), None);
+    }
+
     const SUGGESTION: &str = "Done. Run it with:\n```bash\npython hello.py\n```";
 
     #[test]

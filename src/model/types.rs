@@ -72,11 +72,17 @@ impl Message {
     }
 
     /// Whether this is a user-role message the harness wrote, not the user: a
-    /// `<system-reminder>` nudge, or a bracketed note such as the compaction handoff.
+    /// `<system-reminder>` nudge, or one of the compaction notes (`context::compact`). Any
+    /// other text is the user's, even when it opens with a bracket (`[WIP] fix the parser`).
     pub fn is_from_harness(&self) -> bool {
+        const PREFIXES: &[&str] = &[
+            "<system-reminder>",
+            "[Handoff note:",
+            "[The earlier part of this session",
+        ];
         self.role == Role::User && {
             let text = self.text_content();
-            text.starts_with("<system-reminder>") || text.starts_with('[')
+            PREFIXES.iter().any(|p| text.starts_with(p))
         }
     }
 }
