@@ -109,7 +109,8 @@ fn embedded_call_blocks(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The body of the first fenced shell block (`bash`, `sh`, `shell`, `console`, `zsh`), with
-/// `$ ` prompts removed.
+/// `$ ` prompts removed. A block with `$ ` prompts is a transcript: only its prompted lines
+/// are commands, the others are output (never run as commands).
 fn first_shell_block(text: &str) -> Option<String> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -119,10 +120,17 @@ fn first_shell_block(text: &str) -> Option<String> {
         if !SHELL_INFOS.contains(&info.trim().to_ascii_lowercase().as_str()) {
             continue;
         }
-        let body: Vec<&str> = lines
+        let block: Vec<&str> = lines
             .by_ref()
             .take_while(|l| !l.trim_start().starts_with("```"))
-            .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+            .collect();
+        let prompted = block.iter().any(|l| l.trim_start().starts_with("$ "));
+        let body: Vec<&str> = block
+            .iter()
+            .filter_map(|l| match l.trim_start().strip_prefix("$ ") {
+                Some(command) => Some(command),
+                None => (!prompted).then_some(*l),
+            })
             .collect();
         let body = body.join("\n").trim().to_string();
         return (!body.is_empty()).then_some(body);
@@ -390,6 +398,14 @@ mod tests {
             bash("python hello.py")
         );
         assert_eq!(suggested(SUGGESTION, &["bash"]), bash("python hello.py"));
+        // A transcript: the output lines are not commands.
+        assert_eq!(
+            suggested(
+                "```console\n$ python hello.py\nTraceback: rm -rf /\n```",
+                &["bash"]
+            ),
+            bash("python hello.py")
+        );
         let embedded = "You can use bash:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```\nThen...";
         assert_eq!(suggested(embedded, &["bash"]), bash("ls"));
         assert!(suggested("```python\nprint(1)\n```", &["bash"]).is_empty());
