@@ -503,6 +503,30 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_listing_is_a_sorted_prefix_with_one_name_a_line() {
+        use std::os::unix::ffi::OsStrExt;
+        let f = Fixture::new();
+        let tool = ReadFileTool::new();
+        std::fs::create_dir_all(f.ws.join("big")).unwrap();
+        let count = super::super::listing::MAX_ENTRIES + 500;
+        for i in 0..count {
+            std::fs::write(f.ws.join(format!("big/f{i:05}")), "").unwrap();
+        }
+        let out = f.ok(&tool, json!({"path": "big"}));
+        let listed: Vec<&str> = out.lines().skip(1).filter(|l| l.starts_with('f')).collect();
+        let expected: Vec<String> = (0..listed.len()).map(|i| format!("f{i:05}")).collect();
+        assert!(listed.len() > 100, "{out}");
+        assert_eq!(listed, expected, "a gap in the sorted listing");
+        std::fs::create_dir_all(f.ws.join("odd")).unwrap();
+        let odd = std::ffi::OsStr::from_bytes(b"\xff\x1b[31mred\nfake");
+        std::fs::write(f.ws.join("odd").join(odd), "").unwrap();
+        assert_eq!(
+            f.ok(&tool, json!({"path": "odd"})),
+            "`odd/` (directory, 1 entry):\n\u{fffd}\\u001b[31mred\\nfake"
+        );
+    }
+
+    #[test]
     fn read_huge_files_with_bounded_memory() {
         let f = Fixture::new();
         let line = b"0123456789abcdef\n";

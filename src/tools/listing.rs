@@ -2,10 +2,14 @@
 //! planner) can still find their way around a workspace.
 //!
 //! The format is `ls -p`-like: names sorted bytewise, a directory with a trailing `/`, a
-//! symlink as `name -> target`. Hidden entries are included. Memory and output stay bounded:
-//! at most [`MAX_ENTRIES`] names are kept (the rest are counted), and the text stops at the
-//! caller's character budget with a note saying how many entries were left out.
+//! symlink as `name -> target`; control and invisible characters in a name are escaped
+//! (`\n`, `\u001b`), so one name is always one line. Hidden entries are included. Memory
+//! and output stay bounded: the [`MAX_ENTRIES`] first names in sorted order are kept (the
+//! rest are counted), so the listing is always a gap-free prefix of the sorted directory, and
+//! the text stops at the caller's character budget with a note saying how many entries were
+//! left out.
 
+use std::collections::BinaryHeap;
 use std::fs;
 
 use super::ToolError;
@@ -21,16 +25,22 @@ pub const MAX_ENTRIES: usize = 2000;
 /// `io error` when the directory cannot be read.
 pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
     let entries = fs::read_dir(&r.real).map_err(|e| io_error("cannot list", r, &e))?;
-    let mut names = Vec::new();
+    // The smallest names seen so far; the largest of them is popped past the limit.
+    let mut kept = BinaryHeap::new();
     let mut total = 0usize;
     for entry in entries {
         let entry = entry.map_err(|e| io_error("cannot list", r, &e))?;
         total += 1;
-        if names.len() < MAX_ENTRIES {
-            names.push(describe(&entry));
+        kept.push(entry.file_name());
+        if kept.len() > MAX_ENTRIES {
+            kept.pop();
         }
     }
-    names.sort();
+    let names: Vec<String> = kept
+        .into_sorted_vec()
+        .iter()
+        .map(|name| describe(&r.real.join(name), name))
+        .collect();
     let shown = r.shown.trim_end_matches('/');
     let mut text = match total {
         0 => return Ok(format!("[`{shown}/` is an empty directory]")),
@@ -56,13 +66,17 @@ pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
     Ok(text.trim_end().to_string())
 }
 
-/// `name`, `name/` for a directory, `name -> target` for a symlink.
-fn describe(entry: &fs::DirEntry) -> String {
-    let name = entry.file_name().to_string_lossy().into_owned();
-    match entry.file_type() {
+/// `name`, `name/` for a directory, `name -> target` for a symlink, with invisible
+/// characters escaped.
+fn describe(path: &std::path::Path, name: &std::ffi::OsStr) -> String {
+    let name = crate::ui::visible::escape_invisible(&name.to_string_lossy());
+    match fs::symlink_metadata(path).map(|m| m.file_type()) {
         Ok(kind) if kind.is_dir() => format!("{name}/"),
-        Ok(kind) if kind.is_symlink() => match fs::read_link(entry.path()) {
-            Ok(target) => format!("{name} -> {}", target.display()),
+        Ok(kind) if kind.is_symlink() => match fs::read_link(path) {
+            Ok(target) => {
+                let target = crate::ui::visible::escape_invisible(&target.to_string_lossy());
+                format!("{name} -> {target}")
+            }
             Err(_) => name,
         },
         _ => name,
