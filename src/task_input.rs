@@ -73,19 +73,20 @@ pub const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
 /// The message of the read error (for example "stream did not contain valid UTF-8"), or that
 /// stdin holds more than [`MAX_STDIN_BYTES`] with the fix.
 pub fn read_all() -> Result<String, String> {
-    let mut text = String::new();
+    // Bytes first: a cut at the cap may split a character, which is "too big", not bad UTF-8.
+    let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|error| error.to_string())?;
-    if text.len() as u64 > MAX_STDIN_BYTES {
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
         return Err(format!(
             "it holds more than {} MiB; save it to a file in the workspace and name the file in \
              the task",
             MAX_STDIN_BYTES / (1024 * 1024)
         ));
     }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|_| "stream did not contain valid UTF-8".to_string())
 }
 
 /// What stdin adds to a PROMPT run: `Ok(None)` when nothing.

@@ -112,7 +112,13 @@ fn oversized_stdin_is_a_usage_error_for_both_task_forms() {
     let server = MockServer::start(vec![]);
     let env = TestEnv::with_server(&server);
     let big = "x".repeat(4 * 1024 * 1024 + 1);
-    for args in [vec!["summarize this"], vec![]] {
+    // Two-byte characters: the cap falls inside one, which is still "too big".
+    let accents = "é".repeat(3 * 1024 * 1024);
+    for (args, big) in [
+        (vec!["summarize this"], &big),
+        (vec![], &big),
+        (vec![], &accents),
+    ] {
         let output = env
             .cmd()
             .args(&args)
