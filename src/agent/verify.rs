@@ -15,9 +15,10 @@
 //!   has run in this turn: the model wrote instructions instead of doing the work.
 //!
 //! - or: the turn's last tool call was a `bash` command that failed (non-zero exit code),
-//!   and the answer, instead of fixing it, hands the user code or a command (a fenced block)
-//!   and the request is not a question. Models of every size do this ("here is the corrected
-//!   code, run it again"); the request asks them to make the fix and re-run it themselves.
+//!   and the answer, instead of fixing it, hands the user code or a command (a fenced block
+//!   tagged with a language) and the request is not a question. Models of every size do
+//!   this ("here is the corrected code, run it again"); the request asks them to make the
+//!   fix and re-run it themselves.
 //!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself, naming the command when the answer showed one. At most once per turn.
@@ -169,7 +170,7 @@ pub fn run_nudge(turn: &[Message], answer: &str, offered: &[&str]) -> Option<Str
     }
     let request = turn.first().map_or("", Message::text_content);
     let code = last_failed_exit_code(turn)?;
-    (has_code_block(answer) && !request.trim_end().ends_with('?')).then(|| {
+    (has_code_block(answer) && !is_question(request)).then(|| {
         format!(
             "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the fix \
              to the user: if the task needs the change you describe, make it yourself now with \
@@ -443,6 +444,8 @@ mod tests {
         );
         let mut question = failed("[exit code 2]");
         question[0] = Message::user("why does it fail?");
+        assert!(run_nudge(&question, fix, bash).is_none());
+        question[0] = Message::user("explain the failure");
         assert!(run_nudge(&question, fix, bash).is_none());
         let mut later_edit = failed("[exit code 1]");
         later_edit[0] = Message::user("fix hello.py");
