@@ -20,6 +20,10 @@
 //!   this ("here is the corrected code, run it again"); the request asks them to make the
 //!   fix and re-run it themselves.
 //!
+//! - or: the answer shows tool calls as text (a fenced JSON call or a `<tool_call>` block
+//!   naming offered tools, inside prose, so they were not taken as calls): small models do
+//!   this after any tool result; the request asks them to make the calls.
+//!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself, naming the command when the answer showed one. At most once per turn.
 //!
@@ -158,10 +162,20 @@ pub fn this_turn(history: &[Message]) -> &[Message] {
     &history[start..]
 }
 
+/// The message sent after an answer that shows tool calls as text instead of making them.
+pub const CALL_THE_TOOLS: &str = "<system-reminder>\nYour answer shows tool calls as text; \
+    they were not run. Make those calls now with the tools, check the results, fix any \
+    problem, then give your final answer.\n</system-reminder>";
+
 /// The harness message for the turn's messages (`turn`, from the user's message on) and its
-/// final `answer` when they call for one (see the module doc), else `None`. Never when
-/// `bash` is not among the `offered` tools (a reviewer cannot run anything).
+/// final `answer` when they call for one (see the module doc), else `None`. The run nudges
+/// never fire when `bash` is not among the `offered` tools (a reviewer cannot run anything).
 pub fn run_nudge(turn: &[Message], answer: &str, offered: &[&str]) -> Option<String> {
+    let shows_calls = embedded_call_blocks(answer)
+        .any(|block| crate::model::text_calls::extract(block, offered).is_some());
+    if shows_calls {
+        return Some(CALL_THE_TOOLS.to_string());
+    }
     if !offered.contains(&"bash") {
         return None;
     }
@@ -331,6 +345,26 @@ mod tests {
             }],
             ..Message::assistant("")
         }
+    }
+
+    #[test]
+    fn tool_calls_shown_as_text_are_nudged_even_after_a_command_ran() {
+        let turn = vec![
+            Message::user("Create hello.py that prints hello, then run it"),
+            call("a", "bash"),
+            Message::tool_result("a", "hello"),
+        ];
+        let answer = "Steps:\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.py\", \"content\": \"print(1)\"}}\n```\nDone.";
+        assert_eq!(
+            run_nudge(&turn, answer, &["bash", "write_file"]).as_deref(),
+            Some(CALL_THE_TOOLS)
+        );
+        assert_eq!(
+            run_nudge(&turn, answer, &["bash"]),
+            None,
+            "not an offered tool"
+        );
+        assert_eq!(run_nudge(&turn, "It printed hello.", &["bash"]), None);
     }
 
     #[test]
