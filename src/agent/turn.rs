@@ -141,7 +141,7 @@ pub async fn run(
             cx.hooks.on_usage(&usage);
         }
         let mut message = completion.message;
-        if std::mem::take(&mut answering_nudge) {
+        if std::mem::take(&mut answering_nudge) && cx.client.text_tool_calls_enabled() {
             super::verify::take_suggested_call(&mut message, &cx.dispatcher.registry.names());
         }
         let raw_calls = message.tool_calls.clone();
@@ -176,6 +176,7 @@ pub async fn run(
                         super::verify::this_turn(history),
                         &text,
                         &cx.dispatcher.registry.names(),
+                        cx.client.text_tool_calls_enabled(),
                     )
                 })
                 .flatten();

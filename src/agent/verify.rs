@@ -169,10 +169,17 @@ pub const CALL_THE_TOOLS: &str = "<system-reminder>\nYour answer shows tool call
 
 /// The harness message for the turn's messages (`turn`, from the user's message on) and its
 /// final `answer` when they call for one (see the module doc), else `None`. The run nudges
-/// never fire when `bash` is not among the `offered` tools (a reviewer cannot run anything).
-pub fn run_nudge(turn: &[Message], answer: &str, offered: &[&str]) -> Option<String> {
-    let shows_calls = embedded_call_blocks(answer)
-        .any(|block| crate::model::text_calls::extract(block, offered).is_some());
+/// never fire when `bash` is not among the `offered` tools (a reviewer cannot run anything);
+/// calls shown as text count only when `text_calls` (the provider's `text_tool_calls`) is on.
+pub fn run_nudge(
+    turn: &[Message],
+    answer: &str,
+    offered: &[&str],
+    text_calls: bool,
+) -> Option<String> {
+    let shows_calls = text_calls
+        && embedded_call_blocks(answer)
+            .any(|block| crate::model::text_calls::extract(block, offered).is_some());
     if shows_calls {
         return Some(CALL_THE_TOOLS.to_string());
     }
@@ -356,15 +363,20 @@ mod tests {
         ];
         let answer = "Steps:\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.py\", \"content\": \"print(1)\"}}\n```\nDone.";
         assert_eq!(
-            run_nudge(&turn, answer, &["bash", "write_file"]).as_deref(),
+            run_nudge(&turn, answer, &["bash", "write_file"], true).as_deref(),
             Some(CALL_THE_TOOLS)
         );
         assert_eq!(
-            run_nudge(&turn, answer, &["bash"]),
+            run_nudge(&turn, answer, &["bash"], true),
             None,
             "not an offered tool"
         );
-        assert_eq!(run_nudge(&turn, "It printed hello.", &["bash"]), None);
+        assert_eq!(run_nudge(&turn, "It printed hello.", &["bash"], true), None);
+        assert_eq!(
+            run_nudge(&turn, answer, &["bash", "write_file"], false),
+            None,
+            "text_tool_calls = off keeps text as text"
+        );
     }
 
     #[test]
@@ -379,7 +391,7 @@ mod tests {
         ];
         assert_eq!(this_turn(&history).len(), 2);
         let fix = "Here:\n```python\nprint(1)\n```";
-        assert_eq!(run_nudge(this_turn(&history), fix, &["bash"]), None);
+        assert_eq!(run_nudge(this_turn(&history), fix, &["bash"], true), None);
     }
 
     const SUGGESTION: &str = "Done. Run it with:\n```bash\npython hello.py\n```";
@@ -459,33 +471,42 @@ mod tests {
         };
         let fix = "Here is the corrected code:\n```python\nprint('hello')\n```";
         let bash = &["bash", "read_file"][..];
-        let nudge = run_nudge(&failed("NameError\n[exit code 1]"), fix, bash).unwrap();
+        let nudge = run_nudge(&failed("NameError\n[exit code 1]"), fix, bash, true).unwrap();
         assert!(
             nudge.contains("The last command failed (exit code 1)"),
             "{nudge}"
         );
-        assert!(run_nudge(&failed("NameError\n[exit code 1]"), fix, &["read_file"]).is_none());
+        assert!(
+            run_nudge(
+                &failed("NameError\n[exit code 1]"),
+                fix,
+                &["read_file"],
+                true
+            )
+            .is_none()
+        );
         let output = "It fails:\n```\nNameError: hello\n```";
-        assert!(run_nudge(&failed("NameError\n[exit code 1]"), output, bash).is_none());
-        assert!(run_nudge(&failed("hello"), fix, bash).is_none());
+        assert!(run_nudge(&failed("NameError\n[exit code 1]"), output, bash, true).is_none());
+        assert!(run_nudge(&failed("hello"), fix, bash, true).is_none());
         assert!(
             run_nudge(
                 &failed("NameError\n[exit code 1]"),
                 "It fails: hello is undefined.",
-                bash
+                bash,
+                true
             )
             .is_none()
         );
         let mut question = failed("[exit code 2]");
         question[0] = Message::user("why does it fail?");
-        assert!(run_nudge(&question, fix, bash).is_none());
+        assert!(run_nudge(&question, fix, bash, true).is_none());
         question[0] = Message::user("explain the failure");
-        assert!(run_nudge(&question, fix, bash).is_none());
+        assert!(run_nudge(&question, fix, bash, true).is_none());
         let mut later_edit = failed("[exit code 1]");
         later_edit[0] = Message::user("fix hello.py");
         later_edit.push(call("w", "write_file"));
         later_edit.push(Message::tool_result("w", "Created `hello.py`"));
-        assert!(run_nudge(&later_edit, "Fixed.", bash).is_none());
+        assert!(run_nudge(&later_edit, "Fixed.", bash, true).is_none());
     }
 
     #[test]

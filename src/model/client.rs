@@ -219,6 +219,12 @@ impl Client {
         }
     }
 
+    /// Whether tool calls written as text may be taken as calls (`text_tool_calls` is `auto`,
+    /// the default; `off` keeps every reply's text as text).
+    pub fn text_tool_calls_enabled(&self) -> bool {
+        self.settings.text_tool_calls == TextToolCalls::Auto
+    }
+
     fn reads_text_calls(&self, request: &ChatRequest) -> bool {
         self.settings.text_tool_calls == TextToolCalls::Auto && !request.tools.is_empty()
     }
