@@ -12,7 +12,9 @@
 //!
 //! - or, without any edit: the request is not a question (no `?` at the end, no question word
 //!   such as `how` or `explain` first) and the answer shows a shell command while no command
-//!   has run in this turn: the model wrote instructions instead of doing the work.
+//!   has run in this turn: the model wrote instructions instead of doing the work; or the
+//!   request asked for something to be run and the answer hands over a one-line command
+//!   that was never run in this turn.
 //!
 //! - or: the turn's last tool call was a `bash` command that failed (non-zero exit code),
 //!   and the answer, instead of fixing it, hands the user code or a command (a fenced block
@@ -186,19 +188,18 @@ pub fn run_nudge(
     if !offered.contains(&"bash") {
         return None;
     }
-    if needs_run_nudge(turn, answer) {
-        return Some(run_it_yourself(answer));
-    }
     let request = turn.first().map_or("", Message::text_content);
-    let code = last_failed_exit_code(turn)?;
-    (has_code_block(answer) && !is_question(request)).then(|| {
-        format!(
+    let failed =
+        last_failed_exit_code(turn).filter(|_| has_code_block(answer) && !is_question(request));
+    if let Some(code) = failed {
+        return Some(format!(
             "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the fix \
              to the user: if the task needs the change you describe, make it yourself now with \
              the tools (write_file or str_replace), run the command again with the bash tool \
              and check the output. Then give your final answer.\n</system-reminder>"
-        )
-    })
+        ));
+    }
+    needs_run_nudge(turn, answer).then(|| run_it_yourself(answer))
 }
 
 /// The exit code when the turn's last tool call is a `bash` command that exited non-zero.
@@ -251,7 +252,37 @@ fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
     let suggests = suggests_command(answer);
     let asked = asks_to_run(request);
     let instructs_instead = suggests && !is_question(request) && !ran(turn);
-    (edited_without_running(turn) && (suggests || asked)) || instructs_instead
+    // Asked to run something, changed nothing, and hands over a command it never ran (a
+    // small model ran `echo hello` and then said "run `python hello.py`").
+    let skipped_the_work = suggests
+        && asked
+        && !is_question(request)
+        && !edited(turn)
+        && first_shell_block(answer)
+            .filter(|command| !command.contains('\n'))
+            .is_some_and(|command| !ran_command(turn, &command));
+    (edited_without_running(turn) && (suggests || asked)) || instructs_instead || skipped_the_work
+}
+
+/// Whether an edit tool succeeded in this turn.
+fn edited(turn: &[Message]) -> bool {
+    turn.iter().enumerate().any(|(index, message)| {
+        message.tool_calls.iter().any(|call| {
+            EDIT_TOOLS.contains(&call.name.as_str())
+                && result_of(&turn[index..], &call.id).is_some_and(is_success)
+        })
+    })
+}
+
+/// Whether `command` (as written) was run with `bash` in this turn.
+fn ran_command(turn: &[Message], command: &str) -> bool {
+    turn.iter().flat_map(|m| &m.tool_calls).any(|call| {
+        call.name == "bash"
+            && serde_json::from_str::<serde_json::Value>(&call.arguments)
+                .ok()
+                .and_then(|args| args["command"].as_str().map(|c| c.trim() == command.trim()))
+                .unwrap_or(false)
+    })
 }
 
 /// Words that open a question rather than a request for work.
@@ -377,6 +408,31 @@ mod tests {
             None,
             "text_tool_calls = off keeps text as text"
         );
+    }
+
+    #[test]
+    fn handing_over_a_command_never_run_after_changing_nothing_is_nudged() {
+        let bash_call = |id: &str, command: &str| Message {
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            }],
+            ..Message::assistant("")
+        };
+        let turn = vec![
+            Message::user("Create hello.py that prints hello, then run it"),
+            bash_call("a", "echo 'hello'"),
+            Message::tool_result("a", "hello"),
+        ];
+        assert!(needs_run_nudge(&turn, SUGGESTION));
+        let mut ran_it = turn.clone();
+        ran_it.push(bash_call("b", "python hello.py"));
+        ran_it.push(Message::tool_result("b", "hello"));
+        assert!(!needs_run_nudge(&ran_it, SUGGESTION));
+        let mut not_asked = turn.clone();
+        not_asked[0] = Message::user("Create hello.py that prints hello");
+        assert!(!needs_run_nudge(&not_asked, SUGGESTION));
     }
 
     #[test]
