@@ -315,6 +315,9 @@ fn keys_and_commands_at_the_prompt() {
     // On an empty line: once warns, twice exits.
     pty.ctrl('c');
     pty.expect("Ctrl-C again", WAIT);
+    // The prompt is drawn once the line editor is reading keys again (raw mode); a Ctrl-C
+    // sent before that is a SIGINT from the terminal driver, not a key press.
+    pty.expect("›", WAIT);
     pty.ctrl('c');
     assert_eq!(pty.exit_code(), 0);
     assert!(server.chat_requests().is_empty());
