@@ -927,3 +927,26 @@ fn printing_into_a_data_filter_is_not_a_path() {
         assert_eq!(engine.check_bash(command).decision, Deny, "{command}");
     }
 }
+
+/// tree-sitter-bash's scanner crashed the whole process (SIGSEGV) on a brace followed by a
+/// code point above U+00FF; found by `arbitrary_text_never_panics`.
+#[test]
+fn non_ascii_after_a_brace_does_not_crash_the_checker() {
+    let env = TestEnv::new();
+    let engine = engine(&env);
+    for command in [
+        "{\u{e01c9}",
+        "{\u{1f600}",
+        "echo {\u{100}..\u{101}}",
+        "ls {é,ü}",
+    ] {
+        let _ = engine.check_bash(command);
+    }
+    assert_ne!(engine.check_bash("{\u{e01c9}").decision, Allow);
+    assert_eq!(
+        engine.check_bash("cat ~/.ssh/{id_rsa,\u{e01c9}}").decision,
+        Deny
+    );
+    assert_eq!(engine.check_bash("echo héllo | grep ö").decision, Allow);
+    assert_eq!(engine.check_bash("rm -rf / # \u{e01c9}").decision, Deny);
+}

@@ -317,7 +317,29 @@ thread_local! {
 }
 
 /// Parses with this thread's bash parser (created on first use).
+///
+/// Every non-ASCII character is parsed as that many `x` bytes (offsets stay those of
+/// `script`; the walker reads node text from `script`): tree-sitter-bash 0.25's scanner calls
+/// `isdigit` on a code point and crashes the process on a brace followed by one above U+00FF
+/// (`{` U+E01C9). Bash itself splits words only on ASCII blanks and treats every other
+/// character as part of a word, which is what a letter stand-in keeps.
 fn parse(script: &str) -> Option<tree_sitter::Tree> {
+    if !script.is_ascii() {
+        let stand_in: String = script
+            .chars()
+            .flat_map(|c| {
+                let n = if c.is_ascii() { 0 } else { c.len_utf8() };
+                let keep = c.is_ascii().then_some(c);
+                keep.into_iter().chain(std::iter::repeat_n('x', n))
+            })
+            .collect();
+        return parse_ascii(&stand_in);
+    }
+    parse_ascii(script)
+}
+
+/// [`parse`] of text that is all ASCII.
+fn parse_ascii(script: &str) -> Option<tree_sitter::Tree> {
     PARSER.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
