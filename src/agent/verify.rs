@@ -266,10 +266,14 @@ fn needs_run_nudge(turn: &[Message], answer: &str) -> bool {
 
 /// Whether an edit tool succeeded in this turn.
 fn edited(turn: &[Message]) -> bool {
+    any_succeeded(turn, |name| EDIT_TOOLS.contains(&name))
+}
+
+/// Whether a call to a tool whose name passes `tool` succeeded in this turn.
+fn any_succeeded(turn: &[Message], tool: impl Fn(&str) -> bool) -> bool {
     turn.iter().enumerate().any(|(index, message)| {
         message.tool_calls.iter().any(|call| {
-            EDIT_TOOLS.contains(&call.name.as_str())
-                && result_of(&turn[index..], &call.id).is_some_and(is_success)
+            tool(&call.name) && result_of(&turn[index..], &call.id).is_some_and(is_success)
         })
     })
 }
@@ -304,11 +308,7 @@ fn is_question(request: &str) -> bool {
 
 /// Whether any shell command ran in this turn.
 fn ran(turn: &[Message]) -> bool {
-    turn.iter().enumerate().any(|(index, message)| {
-        message.tool_calls.iter().any(|call| {
-            call.name == "bash" && result_of(&turn[index..], &call.id).is_some_and(is_success)
-        })
-    })
+    any_succeeded(turn, |name| name == "bash")
 }
 
 /// The request names running, testing or building as a word.

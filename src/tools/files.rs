@@ -92,8 +92,8 @@ impl Tool for ReadFileTool {
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let r = paths::resolve(str_arg(args, "path"), ctx)?;
+        let budget = ctx.max_output_chars.saturating_sub(NOTE_ROOM).max(1000);
         if r.real.is_dir() {
-            let budget = ctx.max_output_chars.saturating_sub(NOTE_ROOM).max(1000);
             return super::listing::list(&r, budget).map(ToolOutput::text);
         }
         let Some(meta) = textfile::regular_file(&r)? else {
@@ -105,7 +105,7 @@ impl Tool for ReadFileTool {
         let window = Window {
             offset: usize_arg(args, "offset", 1),
             limit: usize_arg(args, "limit", DEFAULT_LIMIT),
-            max_chars: ctx.max_output_chars.saturating_sub(NOTE_ROOM).max(1000),
+            max_chars: budget,
             count_all: meta.len() <= HASH_LIMIT,
         };
         let rendered = if window.count_all {
