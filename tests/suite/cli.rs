@@ -175,3 +175,19 @@ fn turn_cost_is_priced_from_config_when_the_provider_sends_none() {
     let cost = completed["usage"]["cost_usd"].as_f64().unwrap();
     assert!((cost - 0.02).abs() < 1e-9, "{completed}");
 }
+
+#[test]
+fn a_huge_provider_timeout_is_a_config_error_not_a_panic() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    // It overflowed `Instant + Duration` and panicked before the first request.
+    env.config("[provider]\nidle_timeout_secs = 18446744073709551615\n");
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        "agent: error: [provider] idle_timeout_secs = `18446744073709551615` is too large; use at most 86400 seconds (a day)\n"
+    );
+    assert!(server.chat_requests().is_empty());
+}
