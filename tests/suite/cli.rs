@@ -191,3 +191,18 @@ fn a_huge_provider_timeout_is_a_config_error_not_a_panic() {
     );
     assert!(server.chat_requests().is_empty());
 }
+
+#[test]
+fn a_nan_price_is_a_config_error_not_a_silently_unenforced_budget() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    env.config("[pricing.\"mock-model\"]\ninput_per_mtok = nan\noutput_per_mtok = 1.0\n");
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("[pricing.\"mock-model\"] input_per_mtok = `NaN` is not a price"),
+        "{stderr}"
+    );
+    assert!(server.chat_requests().is_empty());
+}
