@@ -292,6 +292,26 @@ fn unknown_role_lists_available_ones_and_exits_2() {
 }
 
 #[test]
+fn an_empty_role_name_is_an_unknown_role_not_the_default() {
+    // Both used to run as coder without a word.
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--role=", "hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown role ``; available: admin, coder"),
+        "{stderr}"
+    );
+    env.config("default_role = \"\"\n");
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown role ``"), "{stderr}");
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
 fn a_cycle_in_role_files_exits_2() {
     let server = MockServer::start(vec![]);
     let env = TestEnv::with_server(&server);
