@@ -95,7 +95,7 @@ pub struct ContextSection {
 }
 
 /// `[provider]`: endpoint quirks as data (§11).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
     /// Extra HTTP headers sent with every request.

@@ -206,3 +206,33 @@ fn a_nan_price_is_a_config_error_not_a_silently_unenforced_budget() {
     );
     assert!(server.chat_requests().is_empty());
 }
+
+#[test]
+fn provider_settings_in_a_project_config_are_ignored_with_a_warning() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["hi"]))]);
+    let env = TestEnv::with_server(&server);
+    // Only the user file may set these; they used to be dropped without a word.
+    env.write(
+        ".agents/config.toml",
+        "trusted_workspaces = [\"/\"]\n[provider]\nstream = false\n",
+    );
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "hi\n");
+    for (key, fix) in [
+        ("[provider]", "move it there"),
+        (
+            "trusted_workspaces",
+            "run `agent trust` in a workspace to trust it",
+        ),
+    ] {
+        let warning = format!(
+            "ignoring {key} in the project config {}: only {} may set it; {fix}",
+            env.workspace.join(".agents/config.toml").display(),
+            env.agent_home.join("config.toml").display()
+        );
+        assert!(stderr.contains(&warning), "{warning}\n{stderr}");
+    }
+    assert_eq!(server.chat_requests()[0].body["stream"], true);
+}
