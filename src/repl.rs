@@ -54,6 +54,8 @@ pub enum Input {
     /// `/model` (show) or `/model NAME` (switch).
     Model(Option<String>),
     Unknown(String),
+    /// A known command with an argument it cannot take: the message saying so.
+    BadArgument(String),
     Empty,
 }
 
@@ -72,6 +74,9 @@ impl Input {
             .split_once(char::is_whitespace)
             .unwrap_or((trimmed, ""));
         let argument = Some(rest.trim().to_string()).filter(|a| !a.is_empty());
+        if let Some(message) = argument.as_deref().and_then(|a| bad_argument(command, a)) {
+            return Self::BadArgument(message);
+        }
         match command {
             "/help" => Self::Help,
             "/exit" | "/quit" => Self::Exit,
@@ -86,6 +91,25 @@ impl Input {
             other => Self::Unknown(other.to_string()),
         }
     }
+}
+
+/// Why `argument` does not fit `command`, if it does not: commands without `[NAME]` take
+/// nothing (`/clear x` must not clear the conversation as if the `x` were not there), and a
+/// name is one word (`/model a b` would set a model no server knows).
+fn bad_argument(command: &str, argument: &str) -> Option<String> {
+    let takes_name = matches!(command, "/role" | "/resume" | "/model");
+    let known = COMMANDS.iter().any(|(name, _)| *name == command) || command == "/quit";
+    if !known {
+        return None;
+    }
+    if !takes_name {
+        return Some(format!(
+            "`{command}` takes no argument, got `{argument}`; type `{command}` alone"
+        ));
+    }
+    argument
+        .contains(char::is_whitespace)
+        .then(|| format!("`{command}` takes one name, got `{argument}`; names have no spaces"))
 }
 
 /// The help text listing every slash command.
@@ -169,6 +193,7 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
             Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
                 message: unknown_command(&name),
             }),
+            Input::BadArgument(message) => agent.sink().emit(AgentEvent::Error { message }),
             Input::Compact => compact(agent).await,
             input @ (Input::Todos | Input::Sessions | Input::Resume(_)) => {
                 memory_command(agent, input);
@@ -317,6 +342,24 @@ mod tests {
             Input::parse("line one\\\nline two"),
             Input::Task("line one\nline two".into())
         );
+    }
+
+    #[test]
+    fn an_argument_a_command_cannot_take_is_an_error() {
+        assert_eq!(
+            Input::parse("/clear all"),
+            Input::BadArgument("`/clear` takes no argument, got `all`; type `/clear` alone".into())
+        );
+        assert_eq!(
+            Input::parse("/quit now"),
+            Input::BadArgument("`/quit` takes no argument, got `now`; type `/quit` alone".into())
+        );
+        assert_eq!(
+            Input::parse("/model  gpt 4 "),
+            Input::BadArgument("`/model` takes one name, got `gpt 4`; names have no spaces".into())
+        );
+        assert_eq!(Input::parse("/role ünï"), Input::Role(Some("ünï".into())));
+        assert_eq!(Input::parse("/nope x y"), Input::Unknown("/nope".into()));
     }
 
     #[test]

@@ -246,7 +246,7 @@ fn build_agent(
         Exit::Usage
     })?;
     let (permissions, warnings) = PermissionEngine::from_config(&config);
-    for message in warnings {
+    for message in warnings.into_iter().chain(user_only_warnings(&config)) {
         sink.emit(AgentEvent::Warning { message });
     }
     let governance = crate::governance::setup(&config, &endpoint.model, Arc::clone(&sink))
@@ -332,6 +332,31 @@ fn resume_requested(
             fail(&error.to_string());
             Exit::Usage
         })
+}
+
+/// Warnings for the project file's `[provider]` and `trusted_workspaces`, which only the
+/// user file may set: they are ignored, trusted or not, but never silently.
+fn user_only_warnings(config: &Config) -> Vec<String> {
+    let project = &config.project;
+    let file = config.workspace.join(".agents").join("config.toml");
+    let user_file = config.agent_home.join("config.toml");
+    let mut warnings = Vec::new();
+    if project.provider != crate::config::file::ProviderSection::default() {
+        warnings.push(format!(
+            "ignoring [provider] in the project config {}: only {} may set it; move it there",
+            file.display(),
+            user_file.display()
+        ));
+    }
+    if !project.trusted_workspaces.is_empty() {
+        warnings.push(format!(
+            "ignoring trusted_workspaces in the project config {}: only {} may set it; run \
+             `agent trust` in a workspace to trust it",
+            file.display(),
+            user_file.display()
+        ));
+    }
+    warnings
 }
 
 /// `[provider]` from the user config (never the project file; see

@@ -26,8 +26,7 @@ use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
 
 /// Default context window in tokens when config and the model table say nothing (§7.3).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-/// Default cap on one tool result, in characters (§7.1).
-pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 30_000;
+pub use crate::context::DEFAULT_MAX_OUTPUT_CHARS;
 
 /// Everything a session needs, assembled by the caller.
 pub struct AgentParts {
@@ -72,15 +71,9 @@ pub struct Agent {
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
         let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names());
-        let max_output_chars = parts
-            .config
-            .user
-            .context
-            .max_output_chars
-            .unwrap_or(DEFAULT_MAX_OUTPUT_CHARS)
-            .max(1000);
         let settings = ContextSettings::for_config(&parts.config, &parts.client.endpoint().model)
             .unwrap_or_default();
+        let max_output_chars = settings.max_output_chars;
         let session = Arc::new(SessionHandle::new(
             memory::new_session_log(&parts.config, &parts.client.endpoint().model),
             Arc::clone(&parts.sink),

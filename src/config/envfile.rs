@@ -3,7 +3,8 @@
 //! Format: `KEY=VALUE` lines; blank lines and `#` comments are skipped; an optional `export `
 //! prefix is accepted; values may be wrapped in single quotes (taken literally) or double
 //! quotes (`\"`, `\\`, `\n`, `\t` escapes); an unquoted value ends at ` #` (an inline comment)
-//! and is trimmed. `$` is never expanded. Values are returned, never put into the process
+//! and is trimmed. `$` is never expanded. A UTF-8 byte-order mark (Windows editors write one)
+//! is skipped. Values are returned, never put into the process
 //! environment, so they cannot leak into child processes.
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use super::ConfigError;
 /// invalid key, or an unterminated quote.
 pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut values = BTreeMap::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -112,6 +114,18 @@ mod tests {
         assert_eq!(
             parse_ok("A=1\r\nB=2\r\n"),
             vec![("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        // It made the first key `\u{feff}BASE_URL`: an invalid name shown as `BASE_URL`.
+        assert_eq!(
+            parse_ok("\u{feff}BASE_URL=http://x/v1\r\nMODEL=m\r\n"),
+            vec![
+                ("BASE_URL".into(), "http://x/v1".into()),
+                ("MODEL".into(), "m".into())
+            ]
         );
     }
 

@@ -95,7 +95,7 @@ pub struct ContextSection {
 }
 
 /// `[provider]`: endpoint quirks as data (§11).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
     /// Extra HTTP headers sent with every request.
@@ -177,6 +177,7 @@ impl FileConfig {
             message: e.to_string().trim_end().to_string(),
         })?;
         config.check_rule_tools(path)?;
+        config.check_prices(path)?;
         Ok(config)
     }
 
@@ -199,6 +200,29 @@ impl FileConfig {
             }),
             None => Ok(()),
         }
+    }
+
+    /// A negative or NaN price would make costs negative or NaN, and a NaN total never reaches
+    /// a limit: the cost budget would be silently off. It is an error naming the value.
+    fn check_prices(&self, path: &Path) -> Result<(), ConfigError> {
+        for (model, price) in &self.pricing {
+            let fields = [
+                ("input_per_mtok", Some(price.input_per_mtok)),
+                ("output_per_mtok", Some(price.output_per_mtok)),
+                ("cached_input_per_mtok", price.cached_input_per_mtok),
+            ];
+            for (key, value) in fields {
+                if let Some(value) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                    return Err(ConfigError::Toml {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "[pricing.\"{model}\"] {key} = `{value}` is not a price; use USD per million tokens, 0 or more"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -235,6 +259,35 @@ mod tests {
         assert!(
             err.contains("bash, read_file, write_file, str_replace, *"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_negative_or_nan_price_is_an_error() {
+        let error = |toml: &str| {
+            FileConfig::parse(toml, Path::new("/h/config.toml"))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+                .err()
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            error("[pricing.\"m\"]\ninput_per_mtok = -1\noutput_per_mtok = 2.0\n"),
+            "/h/config.toml: [pricing.\"m\"] input_per_mtok = `-1` is not a price; use USD per million tokens, 0 or more"
+        );
+        assert_eq!(
+            error("[pricing.\"m\"]\ninput_per_mtok = 1.0\noutput_per_mtok = nan\n"),
+            "/h/config.toml: [pricing.\"m\"] output_per_mtok = `NaN` is not a price; use USD per million tokens, 0 or more"
+        );
+        assert_eq!(
+            error(
+                "[pricing.\"m\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\ncached_input_per_mtok = inf\n"
+            ),
+            "/h/config.toml: [pricing.\"m\"] cached_input_per_mtok = `inf` is not a price; use USD per million tokens, 0 or more"
+        );
+        assert_eq!(
+            error("[pricing.\"m\"]\ninput_per_mtok = 0.0\noutput_per_mtok = 0.0\n"),
+            ""
         );
     }
 

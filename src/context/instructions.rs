@@ -4,7 +4,9 @@
 //!
 //! Cap: 32 KiB of file content in total. When the files are larger, the most specific ones
 //! keep their full text and the less specific ones are cut (the user's global file first),
-//! each cut marked in the prompt and reported as a warning. The text is read once per
+//! each cut marked in the prompt and reported as a warning. An `AGENTS.md` that is not a
+//! readable regular text file (a directory, a FIFO, a symlink loop, binary) is left out with
+//! a warning; at most the cap is read from any file. The text is read once per
 //! session, so the system prompt stays byte-identical between requests.
 
 use std::path::{Path, PathBuf};
@@ -43,23 +45,27 @@ impl Instructions {
         cap: usize,
     ) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
-        let mut found: Vec<(PathBuf, String)> = Vec::new();
+        let mut found: Vec<(PathBuf, String, usize)> = Vec::new();
         for dir in search_dirs(agent_home, workspace, cwd) {
             let path = dir.join(FILE_NAME);
-            if found.iter().any(|(p, _)| same_file(p, &path)) || !path.is_file() {
+            if found.iter().any(|(p, _, _)| same_file(p, &path)) {
                 continue;
             }
-            match std::fs::read(&path) {
-                Ok(bytes) => found.push((path, String::from_utf8_lossy(&bytes).into_owned())),
-                Err(error) => warnings.push(format!("cannot read `{}`: {error}", path.display())),
+            match read_text(&path, cap) {
+                Ok(Some((text, unread))) => found.push((path, text, unread)),
+                Ok(None) => {}
+                Err(message) => warnings.push(format!(
+                    "ignoring `{}`: {message}; AGENTS.md must be a readable text file",
+                    path.display()
+                )),
             }
         }
         let mut left = cap;
         let mut files: Vec<InstructionFile> = Vec::with_capacity(found.len());
-        for (path, text) in found.into_iter().rev() {
+        for (path, text, unread) in found.into_iter().rev() {
             let keep = floor_char_boundary(&text, left);
             left -= keep;
-            let cut_bytes = text.len() - keep;
+            let cut_bytes = text.len() - keep + unread;
             if cut_bytes > 0 {
                 warnings.push(format!(
                     "`{}` was cut by {cut_bytes} bytes: AGENTS.md files are limited to {} KiB in total; shorten them",
@@ -106,6 +112,36 @@ impl Instructions {
         }
         out
     }
+}
+
+/// The text of the AGENTS.md at `path` (at most `cap` bytes read) and the bytes left unread;
+/// `None` when there is none.
+///
+/// # Errors
+/// Why the file is not used: not a regular file (a directory, a FIFO that would block, a
+/// device), unreadable (a symlink loop, no permission), or binary.
+fn read_text(path: &Path, cap: usize) -> Result<Option<(String, usize)>, String> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(cap as u64).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
+    if crate::tools::textfile::looks_binary(sample) {
+        return Err("it is binary, not text".into());
+    }
+    let unread = usize::try_from(meta.len())
+        .unwrap_or(usize::MAX)
+        .saturating_sub(bytes.len());
+    Ok(Some((String::from_utf8_lossy(&bytes).into_owned(), unread)))
 }
 
 /// `$AGENT_HOME`, then the workspace root and each directory below it down to `cwd`.
@@ -193,6 +229,48 @@ mod tests {
             instructions
                 .prompt_section()
                 .contains("[... 80 more bytes cut")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_directory_a_loop_or_a_binary_file_is_skipped_with_a_warning()
+    -> Result<(), Box<dyn std::error::Error>> {
+        // The binary file went into the system prompt NUL bytes and all; the others were
+        // skipped without a word.
+        let root = tempfile::tempdir()?;
+        let home = root.path().join("home");
+        let ws = root.path().join("ws");
+        let cwd = ws.join("a/b");
+        std::fs::create_dir_all(home.join(FILE_NAME))?;
+        std::fs::create_dir_all(&cwd)?;
+        std::fs::write(ws.join(FILE_NAME), b"\x7fELF\x02\x01\x00\x00binary")?;
+        std::os::unix::fs::symlink(ws.join("a").join(FILE_NAME), ws.join("a").join(FILE_NAME))?;
+        std::fs::write(cwd.join(FILE_NAME), "leaf")?;
+        let (instructions, warnings) = Instructions::load(&home, &ws, &cwd, AGENTS_MD_CAP);
+        let texts: Vec<&str> = instructions.files.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(texts, vec!["leaf"]);
+        let expected = |path: PathBuf, why: &str| {
+            format!(
+                "ignoring `{}`: {why}; AGENTS.md must be a readable text file",
+                path.display()
+            )
+        };
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert_eq!(
+            warnings[0],
+            expected(home.join(FILE_NAME), "it is not a regular file")
+        );
+        assert_eq!(
+            warnings[1],
+            expected(ws.join(FILE_NAME), "it is binary, not text")
+        );
+        assert!(
+            warnings[2].starts_with(&format!(
+                "ignoring `{}`: ",
+                ws.join("a").join(FILE_NAME).display()
+            )),
+            "{warnings:?}"
         );
         Ok(())
     }

@@ -30,6 +30,10 @@ pub const DEFAULT_PRUNE_AT: f64 = 0.5;
 pub const DEFAULT_COMPACT_AT: f64 = 0.85;
 /// Default number of most recent tool results that are never pruned.
 pub const DEFAULT_KEEP_RECENT: usize = 4;
+/// Default cap on one tool result, in characters (§7.1).
+pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 30_000;
+/// Smallest `max_output_chars`: below it a result cannot hold its own truncation note.
+pub const MIN_MAX_OUTPUT_CHARS: usize = 1000;
 
 /// Context limits of one session, resolved from `[context]` and the model table.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +46,8 @@ pub struct ContextSettings {
     pub compact_at: f64,
     /// Most recent tool results never pruned.
     pub keep_recent_tool_results: usize,
+    /// Cap on one tool result, in characters (§7.1).
+    pub max_output_chars: usize,
 }
 
 impl Default for ContextSettings {
@@ -51,6 +57,7 @@ impl Default for ContextSettings {
             prune_at: DEFAULT_PRUNE_AT,
             compact_at: DEFAULT_COMPACT_AT,
             keep_recent_tool_results: DEFAULT_KEEP_RECENT,
+            max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
         }
     }
 }
@@ -84,6 +91,9 @@ impl ContextSettings {
                 .map_or(user.keep_recent_tool_results, |v| {
                     v.min(user.keep_recent_tool_results)
                 }),
+            max_output_chars: project
+                .max_output_chars
+                .map_or(user.max_output_chars, |v| v.min(user.max_output_chars)),
         })
     }
 
@@ -91,8 +101,8 @@ impl ContextSettings {
     /// the defaults.
     ///
     /// # Errors
-    /// A message naming the bad key and value when a share is outside (0, 1] or the window
-    /// is under 1,024 tokens.
+    /// A message naming the bad key and value when a share is outside (0, 1], the window
+    /// is under 1,024 tokens or `max_output_chars` under [`MIN_MAX_OUTPUT_CHARS`].
     pub fn resolve(section: &ContextSection, model: &str) -> Result<Self, String> {
         let share = |key: &str, value: Option<f64>, default: f64| match value {
             None => Ok(default),
@@ -117,6 +127,15 @@ impl ContextSettings {
             keep_recent_tool_results: section
                 .keep_recent_tool_results
                 .unwrap_or(DEFAULT_KEEP_RECENT),
+            max_output_chars: match section.max_output_chars {
+                Some(chars) if chars < MIN_MAX_OUTPUT_CHARS => {
+                    return Err(format!(
+                        "[context] max_output_chars = `{chars}` is too small; use at least {MIN_MAX_OUTPUT_CHARS} characters"
+                    ));
+                }
+                Some(chars) => chars,
+                None => DEFAULT_MAX_OUTPUT_CHARS,
+            },
         })
     }
 }
@@ -156,6 +175,17 @@ mod tests {
         assert_eq!(
             ContextSettings::resolve(&section, "m"),
             Err("[context] prune_at = `50` is not a share of the window; use a number in (0, 1], e.g. 0.5".into())
+        );
+        let section = ContextSection {
+            max_output_chars: Some(0),
+            ..ContextSection::default()
+        };
+        assert_eq!(
+            ContextSettings::resolve(&section, "m"),
+            Err(
+                "[context] max_output_chars = `0` is too small; use at least 1000 characters"
+                    .into()
+            )
         );
     }
 }

@@ -157,7 +157,34 @@ fn scan(root: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
             path,
         });
     }
-    out
+    unique_names(out, warnings)
+}
+
+/// One skill per name within one skills folder: the one in a folder of that name, else the
+/// first by folder name; each other one is skipped with a warning (a `name:` copied into a
+/// second skill would otherwise silently hide one of them).
+fn unique_names(mut skills: Vec<Skill>, warnings: &mut Vec<String>) -> Vec<Skill> {
+    let in_own_folder = |skill: &Skill| {
+        skill
+            .path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|folder| folder.to_string_lossy() == skill.name)
+    };
+    skills.sort_by_key(|skill| !in_own_folder(skill));
+    let mut kept: Vec<Skill> = Vec::with_capacity(skills.len());
+    for skill in skills {
+        match kept.iter().find(|k| k.name == skill.name) {
+            Some(first) => warnings.push(format!(
+                "skipping skill `{}`: its name `{}` is already used by `{}`; rename one of them",
+                skill.path.display(),
+                skill.name,
+                first.path.display()
+            )),
+            None => kept.push(skill),
+        }
+    }
+    kept
 }
 
 fn read_capped(path: &Path) -> Result<String, String> {
@@ -168,6 +195,10 @@ fn read_capped(path: &Path) -> Result<String, String> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
+    if crate::tools::textfile::looks_binary(sample) {
+        return Err("it is binary, not text".into());
+    }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -299,6 +330,43 @@ mod tests {
             skills.prompt_section(),
             "# Skills\nInstructions for specific tasks. When one fits, load it with read_skill \
              before starting.\n- deploy: project\n- lint: \n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_duplicate_name_or_a_binary_skill_is_skipped_with_a_warning()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let root = tempfile::tempdir()?;
+        let workspace = root.path().join("w");
+        let skills_dir = workspace.join(".agents/skills");
+        let write = |folder: &str, text: &[u8]| -> std::io::Result<()> {
+            std::fs::create_dir_all(skills_dir.join(folder))?;
+            std::fs::write(skills_dir.join(folder).join("SKILL.md"), text)
+        };
+        write("deploy", b"---\nname: deploy\ndescription: real\n---\nREAL")?;
+        // Sorted first, it used to hide the real `deploy` without a word.
+        write("copy", b"---\nname: deploy\ndescription: copy\n---\nCOPY")?;
+        write("blob", b"\x7fELF\x02\x01\x00\x00")?;
+        let (skills, warnings) = Skills::discover(&workspace, &root.path().join("h"));
+        assert_eq!(skills.names(), "deploy");
+        assert_eq!(
+            skills.body("deploy").map(|(b, _)| b),
+            Ok("REAL".to_string())
+        );
+        assert_eq!(
+            warnings,
+            vec![
+                format!(
+                    "skipping skill `{}`: it is binary, not text",
+                    skills_dir.join("blob/SKILL.md").display()
+                ),
+                format!(
+                    "skipping skill `{}`: its name `deploy` is already used by `{}`; rename one of them",
+                    skills_dir.join("copy/SKILL.md").display(),
+                    skills_dir.join("deploy/SKILL.md").display()
+                ),
+            ]
         );
         Ok(())
     }

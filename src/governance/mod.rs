@@ -118,6 +118,19 @@ pub fn select_role(
             .filter(|v| !v.is_empty())
             .map(str::to_string)
     };
+    // An empty `--role=` or `default_role = ""` names no role; it is not the default role.
+    // (An empty `AGENT_ROLE` is unset, as for any environment variable.)
+    let named = [
+        config.run.role.as_deref(),
+        config.project.default_role.as_deref(),
+        config.user.default_role.as_deref(),
+    ];
+    if let Some(empty) = named.into_iter().flatten().find(|v| v.trim().is_empty()) {
+        return Err(GovernanceError::UnknownRole {
+            name: empty.to_string(),
+            available: roles.names(),
+        });
+    }
     let explicit =
         given(config.run.role.as_deref()).or_else(|| given(config.environment.get(ROLE_VAR)));
     let project = given(config.project.default_role.as_deref());

@@ -325,7 +325,8 @@ fn builtin_resolved(name: &str) -> Resolved {
     }
 }
 
-/// Parses every `*.toml` in `dir`, sorted by file name; a missing directory is empty.
+/// Parses every `*.toml` in `dir`, sorted by file name; a missing directory is empty, a
+/// dangling symlink is skipped.
 ///
 /// # Errors
 /// [`GovernanceError::Read`], [`GovernanceError::Toml`], or a validation error of
@@ -344,19 +345,21 @@ pub fn load_dir(dir: &Path, source: RoleSource) -> Result<Vec<Definition>, Gover
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     paths.sort();
-    paths
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).map_err(|source| GovernanceError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            parse_definition(&text, &path, source)
-        })
-        .collect()
+    let mut definitions = Vec::with_capacity(paths.len());
+    for path in paths {
+        // A dangling symlink is no file; a directory or a symlink loop named like a role file
+        // is an error rather than a role that silently does not exist.
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(GovernanceError::Read { path, source }),
+        };
+        definitions.push(parse_definition(&text, &path, source)?);
+    }
+    Ok(definitions)
 }
 
 /// Parses and validates one role file; the name defaults to the file stem.

@@ -118,20 +118,26 @@ impl ProviderSettings {
         let secs = Duration::from_secs;
         Ok(Self {
             headers: section.headers.clone(),
-            connect_timeout: section
-                .connect_timeout_secs
-                .map_or(defaults.connect_timeout, secs),
-            idle_timeout: section
-                .idle_timeout_secs
-                .map_or(defaults.idle_timeout, secs)
-                .max(secs(1)),
+            connect_timeout: seconds(
+                "connect_timeout_secs",
+                section.connect_timeout_secs,
+                defaults.connect_timeout,
+            )?,
+            idle_timeout: seconds(
+                "idle_timeout_secs",
+                section.idle_timeout_secs,
+                defaults.idle_timeout,
+            )?
+            .max(secs(1)),
             max_attempts: section
                 .max_attempts
                 .unwrap_or(defaults.max_attempts)
                 .clamp(1, 100),
-            max_retry_wait: section
-                .max_retry_wait_secs
-                .map_or(defaults.max_retry_wait, secs),
+            max_retry_wait: seconds(
+                "max_retry_wait_secs",
+                section.max_retry_wait_secs,
+                defaults.max_retry_wait,
+            )?,
             text_tool_calls: choice(
                 "text_tool_calls",
                 section.text_tool_calls.as_deref(),
@@ -159,6 +165,21 @@ impl ProviderSettings {
             )?,
             extra_body: extra_body(section.extra_body.as_ref())?,
         })
+    }
+}
+
+/// Longest time a `*_secs` key may give: a day. Far larger values overflow the deadline
+/// arithmetic (`Instant + Duration`) and would only ever mean "wait forever".
+pub const MAX_SECS: u64 = 86_400;
+
+/// A `*_secs` value as a duration; `default` when absent.
+fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, String> {
+    match value {
+        None => Ok(default),
+        Some(secs) if secs <= MAX_SECS => Ok(Duration::from_secs(secs)),
+        Some(secs) => Err(format!(
+            "[provider] {key} = `{secs}` is too large; use at most {MAX_SECS} seconds (a day)"
+        )),
     }
 }
 
@@ -273,5 +294,17 @@ mod tests {
             error("[provider]\nextra_body = { stream = false }\n"),
             Some("[provider] extra_body sets `stream`, which the client owns; remove it (for streaming use `stream = false`)".into())
         );
+        for key in [
+            "connect_timeout_secs",
+            "idle_timeout_secs",
+            "max_retry_wait_secs",
+        ] {
+            assert_eq!(
+                error(&format!("[provider]\n{key} = 18446744073709551615\n")),
+                Some(format!(
+                    "[provider] {key} = `18446744073709551615` is too large; use at most 86400 seconds (a day)"
+                ))
+            );
+        }
     }
 }

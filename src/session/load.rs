@@ -3,7 +3,9 @@
 //!
 //! Repair: a tool call without a result (the agent was killed while the tool ran) gets the
 //! result [`INTERRUPTED_RESULT`] right after the results its message did get; a tool result
-//! that answers no call is dropped. Repair is idempotent and runs on every load, so the
+//! that answers no call is dropped, and so is a system message (the system prompt is added
+//! to each request, never stored; one in the middle of a history makes servers with strict
+//! chat templates reject every request). Repair is idempotent and runs on every load, so the
 //! file itself is never rewritten.
 
 use std::path::Path;
@@ -112,7 +114,7 @@ fn fallback_header(path: &Path) -> Header {
 }
 
 /// Makes `history` valid for the provider: every call answered once, right after its
-/// message; orphan results dropped. Returns how many calls were answered as interrupted.
+/// message; orphan results and system messages dropped. Returns how many calls were answered as interrupted.
 pub fn repair(history: &mut Vec<Message>) -> usize {
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
     let mut open: Vec<String> = Vec::new();
@@ -124,6 +126,9 @@ pub fn repair(history: &mut Vec<Message>) -> usize {
         }
     };
     for message in history.drain(..) {
+        if message.role == Role::System {
+            continue;
+        }
         if message.role == Role::Tool {
             let id = message.tool_call_id.as_deref().unwrap_or("");
             if let Some(at) = open.iter().position(|o| o == id) {
@@ -190,6 +195,18 @@ mod tests {
         let again = history.clone();
         assert_eq!(repair(&mut history), 0);
         assert_eq!(history, again);
+    }
+
+    #[test]
+    fn a_stored_system_message_is_dropped() {
+        // It was replayed after the real system prompt, mid-history.
+        let mut history = vec![
+            Message::system("stray"),
+            Message::user("go"),
+            Message::assistant("ok"),
+        ];
+        assert_eq!(repair(&mut history), 0);
+        assert_eq!(history, vec![Message::user("go"), Message::assistant("ok")]);
     }
 
     #[test]

@@ -57,13 +57,27 @@ fn note_reserve(max_chars: usize) -> usize {
     (max_chars / 10).clamp(200, 1000)
 }
 
+/// A NUL byte cannot be passed to `bash -c`; refused before the user is asked to approve a
+/// command that could never run.
+fn refuse_nul(command: &str) -> Result<(), ToolError> {
+    if command.contains('\0') {
+        return Err(ToolError::new(
+            "invalid input",
+            "`command` holds a NUL byte, which no shell command can contain; remove it",
+        ));
+    }
+    Ok(())
+}
+
 impl Tool for BashTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     fn access(&self, args: &Args, _: &ToolContext<'_>) -> Result<Access, ToolError> {
-        Ok(Access::Command(command(args).to_string()))
+        let command = command(args);
+        refuse_nul(command)?;
+        Ok(Access::Command(command.to_string()))
     }
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
@@ -71,6 +85,7 @@ impl Tool for BashTool {
         if command.trim().is_empty() {
             return Err(ToolError::new("invalid input", "`command` is empty"));
         }
+        refuse_nul(command)?;
         let timeout = args
             .get("timeout")
             .and_then(serde_json::Value::as_u64)

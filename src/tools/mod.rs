@@ -17,7 +17,7 @@ pub mod paths;
 pub mod registry;
 pub mod schema;
 pub mod skills;
-mod textfile;
+pub(crate) mod textfile;
 pub mod todos;
 pub mod tracker;
 

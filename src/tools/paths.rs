@@ -83,9 +83,25 @@ pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> 
 /// [`resolve`] for a tool that writes: a path that escapes the workspace through a symlink is
 /// refused ([`Resolved::refuse_escape`]).
 ///
+/// A name holding a control character (a newline, an escape sequence) is refused too: the
+/// model meant a plain file, and such a name is hard for the user to see, type or delete,
+/// and rewrites their terminal when listed.
+///
 /// # Errors
-/// As [`resolve`], and `outside workspace` for an escape.
+/// As [`resolve`], `invalid path` for a control character, and `outside workspace` for an
+/// escape.
 pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+    let trimmed = raw.trim();
+    if let Some(c) = trimmed.chars().find(|c| c.is_control() && *c != '\0') {
+        return Err(ToolError::new(
+            "invalid path",
+            format!(
+                "`{}` holds the control character {}; pass a plain file path",
+                trimmed.escape_debug(),
+                c.escape_unicode()
+            ),
+        ));
+    }
     let resolved = resolve(raw, ctx)?;
     resolved.refuse_escape()?;
     Ok(resolved)

@@ -423,3 +423,23 @@ fn sandbox_off_is_announced_and_unconfined() {
     assert_eq!(results, vec!["(no output)".to_string()]);
     assert_eq!(std::fs::read_to_string(target).unwrap(), "off\n");
 }
+
+#[test]
+fn a_command_with_a_nul_byte_is_refused_before_approval() {
+    // It reached the approval prompt and then failed with "cannot start shell: cannot start
+    // the shell: nul byte found in provided data".
+    let server = MockServer::start(script(&[("echo a\u{0}b", None)]));
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["do it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "all done\n");
+    assert_eq!(
+        tool_results(&server),
+        vec![
+            "Error: bash failed - invalid input: `command` holds a NUL byte, which no shell \
+             command can contain; remove it"
+                .to_string()
+        ]
+    );
+}

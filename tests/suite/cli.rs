@@ -175,3 +175,64 @@ fn turn_cost_is_priced_from_config_when_the_provider_sends_none() {
     let cost = completed["usage"]["cost_usd"].as_f64().unwrap();
     assert!((cost - 0.02).abs() < 1e-9, "{completed}");
 }
+
+#[test]
+fn a_huge_provider_timeout_is_a_config_error_not_a_panic() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    // It overflowed `Instant + Duration` and panicked before the first request.
+    env.config("[provider]\nidle_timeout_secs = 18446744073709551615\n");
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        "agent: error: [provider] idle_timeout_secs = `18446744073709551615` is too large; use at most 86400 seconds (a day)\n"
+    );
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn a_nan_price_is_a_config_error_not_a_silently_unenforced_budget() {
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    env.config("[pricing.\"mock-model\"]\ninput_per_mtok = nan\noutput_per_mtok = 1.0\n");
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("[pricing.\"mock-model\"] input_per_mtok = `NaN` is not a price"),
+        "{stderr}"
+    );
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn provider_settings_in_a_project_config_are_ignored_with_a_warning() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["hi"]))]);
+    let env = TestEnv::with_server(&server);
+    // Only the user file may set these; they used to be dropped without a word.
+    env.write(
+        ".agents/config.toml",
+        "trusted_workspaces = [\"/\"]\n[provider]\nstream = false\n",
+    );
+    let output = env.run(&["hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "hi\n");
+    for (key, fix) in [
+        ("[provider]", "move it there"),
+        (
+            "trusted_workspaces",
+            "run `agent trust` in a workspace to trust it",
+        ),
+    ] {
+        let warning = format!(
+            "ignoring {key} in the project config {}: only {} may set it; {fix}",
+            env.workspace.join(".agents/config.toml").display(),
+            env.agent_home.join("config.toml").display()
+        );
+        assert!(stderr.contains(&warning), "{warning}\n{stderr}");
+    }
+    assert_eq!(server.chat_requests()[0].body["stream"], true);
+}

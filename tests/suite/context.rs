@@ -173,6 +173,7 @@ fn settings(window: u64, prune_at: f64, compact_at: f64, keep: usize) -> Context
         prune_at,
         compact_at,
         keep_recent_tool_results: keep,
+        ..ContextSettings::default()
     }
 }
 
@@ -720,4 +721,41 @@ fn first_request_is_under_4000_bytes_without_agents_md_or_skills() {
     let size = request.raw_body.len();
     eprintln!("first request: {size} bytes");
     assert!(size < 4000, "first request is {size} bytes");
+}
+
+#[test]
+fn a_project_max_output_chars_tightens_the_cap_and_a_tiny_one_is_an_error() {
+    let server = MockServer::start(vec![
+        sse_tool("c1", "read_file", r#"{"path":"big.txt"}"#),
+        sse_text("done"),
+    ]);
+    let env = TestEnv::with_server(&server);
+    env.write(
+        "big.txt",
+        &"0123456789abcdef0123456789abcdef\n".repeat(1000),
+    );
+    // It used to be read from the user file only, so this was silently ignored.
+    env.write(
+        ".agents/config.toml",
+        "[context]\nmax_output_chars = 2000\n",
+    );
+    let output = env.run(&["show big.txt"]);
+    assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
+    let result = contents(&server.chat_requests()[1])
+        .into_iter()
+        .find(|(role, _)| role == "tool")
+        .map(|(_, text)| text)
+        .unwrap_or_default();
+    assert!(result.len() < 3_000, "{} chars: {result}", result.len());
+
+    env.write(".agents/config.toml", "[context]\nmax_output_chars = 10\n");
+    let output = env.run(&["show big.txt"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "[context] max_output_chars = `10` is too small; use at least 1000 characters"
+        ),
+        "{stderr}"
+    );
 }

@@ -458,3 +458,30 @@ fn first_request_stays_small() {
         "system prompt {system} + tool schemas {tools} bytes > 4000"
     );
 }
+
+#[test]
+fn a_write_path_with_control_characters_is_refused() {
+    // It created a file named with a terminal escape sequence and a newline.
+    let calls: Vec<Call> = vec![
+        (
+            "write_file",
+            json!({"path": "\u{1b}]0;pwned\u{7}x.txt", "content": "hi"}),
+        ),
+        ("write_file", json!({"path": "a\nb.txt", "content": "hi"})),
+    ];
+    let run = run_in(TestEnv::new(), &calls, &[]);
+    run.assert_well_formed();
+    assert_eq!(
+        run.result(0),
+        "Error: write_file failed - invalid path: `\\u{1b}]0;pwned\\u{7}x.txt` holds the control character \\u{1b}; pass a plain file path"
+    );
+    assert_eq!(
+        run.result(1),
+        "Error: write_file failed - invalid path: `a\\nb.txt` holds the control character \\u{a}; pass a plain file path"
+    );
+    let names: Vec<String> = std::fs::read_dir(&run.env.workspace)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec![".git".to_string()]);
+}

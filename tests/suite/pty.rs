@@ -299,6 +299,13 @@ fn keys_and_commands_at_the_prompt() {
     pty.send("/nope\r");
     pty.expect("unknown command `/nope`; known: /help, /exit", WAIT);
     pty.expect("›", WAIT);
+    // An argument a command cannot take is an error, not silently dropped.
+    pty.send("/model gpt 4\r");
+    pty.expect(
+        "`/model` takes one name, got `gpt 4`; names have no spaces",
+        WAIT,
+    );
+    pty.expect("›", WAIT);
     // Tab completes a slash command.
     pty.send("/he\t");
     pty.expect("lp", WAIT);

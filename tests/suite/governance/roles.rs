@@ -292,6 +292,26 @@ fn unknown_role_lists_available_ones_and_exits_2() {
 }
 
 #[test]
+fn an_empty_role_name_is_an_unknown_role_not_the_default() {
+    // Both used to run as coder without a word.
+    let server = MockServer::start(vec![]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--role=", "hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown role ``; available: admin, coder"),
+        "{stderr}"
+    );
+    env.config("default_role = \"\"\n");
+    let output = env.run(&["hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown role ``"), "{stderr}");
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
 fn a_cycle_in_role_files_exits_2() {
     let server = MockServer::start(vec![]);
     let env = TestEnv::with_server(&server);
@@ -401,4 +421,26 @@ fn an_untrusted_project_default_role_is_ignored_with_a_warning() {
         offered_tools(&server.chat_requests()[0].body),
         vec!["read_file", "write_todos", "task"]
     );
+}
+
+#[test]
+fn a_role_file_that_is_a_directory_or_a_symlink_loop_is_an_error_a_dangling_link_is_skipped() {
+    // Both used to be skipped without a word, so `--role NAME` said the role did not exist.
+    let d = dirs();
+    std::fs::create_dir(d.user.join("dir.toml")).unwrap();
+    let message = error(&d, false);
+    assert!(message.starts_with("cannot read "), "{message}");
+    assert!(message.contains("dir.toml"), "{message}");
+    std::fs::remove_dir(d.user.join("dir.toml")).unwrap();
+
+    std::os::unix::fs::symlink(d.project.join("loop.toml"), d.project.join("loop.toml")).unwrap();
+    let message = error(&d, false);
+    assert!(message.contains("loop.toml"), "{message}");
+    std::fs::remove_file(d.project.join("loop.toml")).unwrap();
+
+    std::os::unix::fs::symlink(d.user.join("gone"), d.user.join("dangling.toml")).unwrap();
+    write(&d.user, "auditor.toml", "[role]\ninherits = \"reviewer\"\n");
+    let (roles, _) = load(&d, false).unwrap();
+    assert!(roles.get("auditor").is_some());
+    assert!(roles.get("dangling").is_none());
 }
