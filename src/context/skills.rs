@@ -145,7 +145,17 @@ fn scan(root: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
                 continue;
             }
         };
-        let (name, description, _) = split_frontmatter(&text);
+        let (name, description, body) = split_frontmatter(&text);
+        let opened = body
+            .trim_start_matches('\u{feff}')
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.starts_with(['\n', '\r']));
+        if description.is_none() && opened {
+            warnings.push(format!(
+                "skill `{}` has no closing `---` after its frontmatter, so it is listed without a name or description; add the line `---` after them",
+                path.display()
+            ));
+        }
         let folder = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -348,8 +358,14 @@ mod tests {
         // Sorted first, it used to hide the real `deploy` without a word.
         write("copy", b"---\nname: deploy\ndescription: copy\n---\nCOPY")?;
         write("blob", b"\x7fELF\x02\x01\x00\x00")?;
+        // Listed as `open` (its folder) with no description; it used to be without a word.
+        write(
+            "open",
+            b"---\nname: opened\ndescription: never closed\nbody",
+        )?;
+        write("rule", b"--- a ruler, not frontmatter\nbody")?;
         let (skills, warnings) = Skills::discover(&workspace, &root.path().join("h"));
-        assert_eq!(skills.names(), "deploy");
+        assert_eq!(skills.names(), "deploy, open, rule");
         assert_eq!(
             skills.body("deploy").map(|(b, _)| b),
             Ok("REAL".to_string())
@@ -360,6 +376,10 @@ mod tests {
                 format!(
                     "skipping skill `{}`: it is binary, not text",
                     skills_dir.join("blob/SKILL.md").display()
+                ),
+                format!(
+                    "skill `{}` has no closing `---` after its frontmatter, so it is listed without a name or description; add the line `---` after them",
+                    skills_dir.join("open/SKILL.md").display()
                 ),
                 format!(
                     "skipping skill `{}`: its name `deploy` is already used by `{}`; rename one of them",
