@@ -96,10 +96,8 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut empty_replies = 0;
-    // The run-it-yourself request was sent (at most once a turn), and whether the reply
-    // being read is the one right after it.
-    let mut nudged = false;
-    let mut answering_nudge = false;
+    // The run-it-yourself requests of this turn (see `verify`).
+    let mut nudges = super::verify::Nudges::default();
     let mut retried_overflow = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
@@ -141,7 +139,7 @@ pub async fn run(
             cx.hooks.on_usage(&usage);
         }
         let mut message = completion.message;
-        if std::mem::take(&mut answering_nudge) && cx.client.text_tool_calls_enabled() {
+        if nudges.take_answering() && cx.client.text_tool_calls_enabled() {
             super::verify::take_suggested_call(&mut message, &cx.dispatcher.registry.names());
         }
         let raw_calls = message.tool_calls.clone();
@@ -170,19 +168,13 @@ pub async fn run(
                 };
             }
             push(cx, history, message);
-            let nudge = (!nudged)
-                .then(|| {
-                    super::verify::run_nudge(
-                        super::verify::this_turn(history),
-                        &text,
-                        &cx.dispatcher.registry.names(),
-                        cx.client.text_tool_calls_enabled(),
-                    )
-                })
-                .flatten();
+            let nudge = nudges.next(
+                super::verify::this_turn(history),
+                &text,
+                &cx.dispatcher.registry.names(),
+                cx.client.text_tool_calls_enabled(),
+            );
             if let Some(nudge) = nudge {
-                nudged = true;
-                answering_nudge = true;
                 cx.sink.emit(AgentEvent::Notice {
                     message: "asking the model to do it instead of leaving it to you".into(),
                 });

@@ -27,7 +27,11 @@
 //!   this after any tool result; the request asks them to make the calls.
 //!
 //! Then the answer is kept in the history and one harness message asks the model to run the
-//! command itself, naming the command when the answer showed one. At most once per turn.
+//! command itself, naming the command when the answer showed one. At most once per turn,
+//! with one exception: when the reply to that request repeats the answer word for word (a
+//! small model stuck on its own text: the same instructions again, or a tool result it made
+//! up), one last, more concrete request names the files written this turn and asks for a
+//! single `bash` call ([`Nudges`]).
 //!
 //! Small models often answer that request by showing the command again, in a fenced shell
 //! block or as a tool-call block inside prose: their way of calling the tool. Only in the
@@ -200,6 +204,105 @@ pub fn run_nudge(
         ));
     }
     needs_run_nudge(turn, answer).then(|| run_it_yourself(answer))
+}
+
+/// The harness requests of one turn: at most one run request ([`run_nudge`]), and one more
+/// when the reply to it repeats the nudged answer ([`stuck_nudge`]).
+#[derive(Debug, Default)]
+pub struct Nudges {
+    /// The answer the first request was sent after.
+    nudged: Option<String>,
+    stuck_sent: bool,
+    /// A request was sent and its reply not read yet.
+    answering: bool,
+    /// The reply being read is the one right after a request.
+    reading_answer: bool,
+}
+
+impl Nudges {
+    /// Called once per reply, as it is read: whether it is the one right after a request.
+    pub fn take_answering(&mut self) -> bool {
+        self.reading_answer = std::mem::take(&mut self.answering);
+        self.reading_answer
+    }
+
+    /// The request to send after the final `answer` of `turn` (see [`run_nudge`] for the
+    /// arguments), if one is due.
+    pub fn next(
+        &mut self,
+        turn: &[Message],
+        answer: &str,
+        offered: &[&str],
+        text_calls: bool,
+    ) -> Option<String> {
+        let request = match self.nudged.as_deref() {
+            None => run_nudge(turn, answer, offered, text_calls)?,
+            // Only the reply right after the request: once a call ran, the same answer is
+            // the model's final word, not a sign it is stuck.
+            Some(nudged) if !self.stuck_sent && self.reading_answer => {
+                stuck_nudge(turn, nudged, answer, offered)?
+            }
+            Some(_) => return None,
+        };
+        if self.nudged.is_none() {
+            self.nudged = Some(answer.to_string());
+        } else {
+            self.stuck_sent = true;
+        }
+        self.answering = true;
+        Some(request)
+    }
+}
+
+/// The last request when `answer` repeats `nudged` (whitespace aside) and `bash` is offered:
+/// it says nothing ran and asks for one `bash` call, naming the files written this turn.
+pub fn stuck_nudge(
+    turn: &[Message],
+    nudged: &str,
+    answer: &str,
+    offered: &[&str],
+) -> Option<String> {
+    let squash = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !offered.contains(&"bash") || squash(nudged) != squash(answer) {
+        return None;
+    }
+    let files = edited_paths(turn);
+    let target = if files.is_empty() {
+        "what the task asks for".to_string()
+    } else {
+        files
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "<system-reminder>\nYou repeated your last answer, and nothing ran: a tool runs only \
+         when you call it, and text that looks like a command or a tool result is neither. \
+         Reply now with a single bash tool call that runs or tests {target}.\n</system-reminder>"
+    ))
+}
+
+/// The `path` arguments of the edits that succeeded in this turn, first three, in order.
+fn edited_paths(turn: &[Message]) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for (index, message) in turn.iter().enumerate() {
+        for call in &message.tool_calls {
+            if !EDIT_TOOLS.contains(&call.name.as_str())
+                || !result_of(&turn[index..], &call.id).is_some_and(is_success)
+            {
+                continue;
+            }
+            let path = serde_json::from_str::<serde_json::Value>(&call.arguments)
+                .ok()
+                .and_then(|args| args["path"].as_str().map(str::to_string));
+            if let Some(path) = path.filter(|p| !paths.contains(p) && p.len() <= 200) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.truncate(3);
+    paths
 }
 
 /// The exit code when the turn's last tool call is a `bash` command that exited non-zero.
@@ -563,6 +666,45 @@ mod tests {
         later_edit.push(call("w", "write_file"));
         later_edit.push(Message::tool_result("w", "Created `hello.py`"));
         assert!(run_nudge(&later_edit, "Fixed.", bash, true).is_none());
+    }
+
+    #[test]
+    fn a_repeated_answer_gets_one_concrete_request_then_nothing() {
+        let answer = "Run it:\n```python\nprint('hi')\n```";
+        let mut turn = vec![Message::user("create hi.py and run it")];
+        let mut write = call("w1", "write_file");
+        write.tool_calls[0].arguments = r#"{"path":"hi.py","content":"print('hi')"}"#.into();
+        turn.push(write);
+        turn.push(Message::tool_result("w1", "wrote hi.py"));
+        turn.push(Message::assistant(answer));
+        let offered = ["bash", "write_file"];
+        let mut nudges = Nudges::default();
+        assert!(!nudges.take_answering());
+        let first = nudges.next(&turn, answer, &offered, true);
+        assert_eq!(first.as_deref(), Some(RUN_IT_YOURSELF));
+        assert!(nudges.take_answering());
+        let repeated = format!("  {}\n", answer.replace('\n', "\n\n"));
+        let stuck = nudges
+            .next(&turn, &repeated, &offered, true)
+            .unwrap_or_default();
+        assert!(stuck.contains("runs or tests `hi.py`"), "{stuck}");
+        assert!(nudges.take_answering());
+        assert_eq!(nudges.next(&turn, answer, &offered, true), None);
+        assert_eq!(stuck_nudge(&turn, answer, answer, &["read_file"]), None);
+
+        // The reply to the request made a call (shown as text, taken as the call); the same
+        // answer after it is the final word, and a different one is not stuck either.
+        let mut nudges = Nudges::default();
+        nudges.take_answering();
+        assert!(nudges.next(&turn, answer, &offered, true).is_some());
+        assert!(nudges.take_answering());
+        assert!(!nudges.take_answering());
+        assert_eq!(nudges.next(&turn, answer, &offered, true), None);
+        let mut nudges = Nudges::default();
+        nudges.take_answering();
+        assert!(nudges.next(&turn, answer, &offered, true).is_some());
+        assert!(nudges.take_answering());
+        assert_eq!(nudges.next(&turn, "Something else.", &offered, true), None);
     }
 
     #[test]

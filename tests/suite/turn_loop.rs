@@ -197,3 +197,90 @@ fn handing_the_fix_to_the_user_after_a_failed_command_gets_one_fix_it_nudge() {
         check_request_invariants(&request.body).unwrap();
     }
 }
+
+/// The 1.5B local model answered the run request with its answer again, word for word (a
+/// python block; another time a tool result it made up): one last request names the file
+/// and asks for a single bash call, and the model then makes it. A second repeat ends the
+/// turn.
+#[test]
+fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
+    let answer = "To verify, run this script:\n```python\nprint('hello')\n```";
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "w1",
+            "write_file",
+            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
+        )),
+        Reply::Sse(text_events(&[answer])),
+        Reply::Sse(text_events(&[answer])),
+        Reply::Sse(tool_events(
+            "b1",
+            "bash",
+            r#"{"command":"python3 hello.py"}"#,
+        )),
+        Reply::Sse(text_events(&["It prints hello."])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "It prints hello.\n");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 5, "{stderr}");
+    let last_user = |n: usize| {
+        requests[n].messages().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        last_user(2).contains("Do not leave commands"),
+        "{}",
+        last_user(2)
+    );
+    let stuck = last_user(3);
+    assert!(stuck.contains("You repeated your last answer"), "{stuck}");
+    assert!(stuck.contains("runs or tests `hello.py`"), "{stuck}");
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
+
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "w1",
+            "write_file",
+            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
+        )),
+        Reply::Sse(text_events(&[answer])),
+        Reply::Sse(text_events(&[answer])),
+        Reply::Sse(text_events(&[answer])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        server.chat_requests().len(),
+        4,
+        "two requests at most, then the turn ends"
+    );
+
+    // The repeat right after the request shows a shell block: that is taken as the call and
+    // runs; the same answer after it ends the turn (it is not a sign of being stuck).
+    let shown = "Run it:\n```bash\npython3 hello.py\n```";
+    let server = MockServer::start(vec![
+        Reply::Sse(tool_events(
+            "w1",
+            "write_file",
+            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
+        )),
+        Reply::Sse(text_events(&[shown])),
+        Reply::Sse(text_events(&[shown])),
+        Reply::Sse(text_events(&[shown])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("● bash  python3 hello.py"), "{stderr}");
+    assert_eq!(server.chat_requests().len(), 4, "{stderr}");
+}
