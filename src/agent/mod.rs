@@ -3,6 +3,7 @@
 pub mod events;
 pub mod memory;
 pub mod prompt;
+pub mod repetition;
 pub mod subagent;
 pub mod turn;
 pub mod verify;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::events::{AgentEvent, EventSink};
+use super::repetition::RepetitionGuard;
 use crate::cancel::CancelToken;
 use crate::model::types::sanitize_arguments;
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolCall, Usage};
@@ -310,9 +311,17 @@ async fn call_model(
             .push_str(EMPTY_REPLY_NUDGE);
     }
     let sink = Arc::clone(cx.sink);
+    let guard = Arc::new(std::sync::Mutex::new(RepetitionGuard::default()));
+    let looped = Arc::new(tokio::sync::Notify::new());
+    let (watch, stop) = (Arc::clone(&guard), Arc::clone(&looped));
     let mut on_event = move |event: StreamEvent| {
         sink.emit(match event {
-            StreamEvent::Text(text) => AgentEvent::TextDelta { text },
+            StreamEvent::Text(text) => {
+                if watch.lock().is_ok_and(|mut guard| guard.push(&text)) {
+                    stop.notify_one();
+                }
+                AgentEvent::TextDelta { text }
+            }
             StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
             StreamEvent::Retrying {
                 attempt,
@@ -333,6 +342,30 @@ async fn call_model(
     tokio::select! {
         result = cx.client.complete(&request, &mut on_event) => result.map_err(CallError::Model),
         () = cancel.cancelled() => Err(CallError::Interrupted),
+        () = looped.notified() => Ok(stopped_loop(cx, &guard)),
+    }
+}
+
+/// The reply the model was stopped in (see [`super::repetition`]): its text up to the end of
+/// the loop's first copy, with a warning; the request is dropped, which ends generation.
+fn stopped_loop(
+    cx: &LoopContext<'_>,
+    guard: &std::sync::Mutex<RepetitionGuard>,
+) -> crate::model::Completion {
+    let (kept, streamed) = guard
+        .lock()
+        .map(|g| (g.kept().to_string(), g.len()))
+        .unwrap_or_default();
+    cx.sink.emit(AgentEvent::Warning {
+        message: format!(
+            "the model kept repeating the same text; stopped its reply after {streamed} bytes \
+             and kept the first copy"
+        ),
+    });
+    crate::model::Completion {
+        message: Message::assistant(kept),
+        finish_reason: Some("repetition".into()),
+        usage: None,
     }
 }
 

@@ -28,10 +28,9 @@
 //!
 //! Then the answer is kept in the history and one harness message asks the model to run the
 //! command itself, naming the command when the answer showed one. At most once per turn,
-//! with one exception: when the reply to that request repeats the answer word for word (a
-//! small model stuck on its own text: the same instructions again, or a tool result it made
-//! up), one last, more concrete request names the files written this turn and asks for a
-//! single `bash` call ([`Nudges`]).
+//! with one exception: when the reply to that request repeats the answer word for word, or
+//! makes up a tool result (a small model stuck on its own text), one last, more concrete
+//! request names the files written this turn and asks for a single `bash` call ([`Nudges`]).
 //!
 //! Small models often answer that request by showing the command again, in a fenced shell
 //! block or as a tool-call block inside prose: their way of calling the tool. Only in the
@@ -254,8 +253,14 @@ impl Nudges {
     }
 }
 
-/// The last request when `answer` repeats `nudged` (whitespace aside) and `bash` is offered:
-/// it says nothing ran and asks for one `bash` call, naming the files written this turn.
+/// Tags only the harness writes: an answer holding one makes up a tool result (the 1.5B
+/// model answered with a `<tool_response>` holding invented output and a copy of the
+/// reminder, slightly different each time).
+const HARNESS_TAGS: &[&str] = &["<tool_response>", "<system-reminder>"];
+
+/// The last request when `answer` repeats `nudged` (whitespace aside) or makes up a tool
+/// result ([`HARNESS_TAGS`]), and `bash` is offered: it says nothing ran and asks for one
+/// `bash` call, naming the files written this turn.
 pub fn stuck_nudge(
     turn: &[Message],
     nudged: &str,
@@ -263,7 +268,8 @@ pub fn stuck_nudge(
     offered: &[&str],
 ) -> Option<String> {
     let squash = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if !offered.contains(&"bash") || squash(nudged) != squash(answer) {
+    let made_up = HARNESS_TAGS.iter().any(|tag| answer.contains(tag));
+    if !offered.contains(&"bash") || (squash(nudged) != squash(answer) && !made_up) {
         return None;
     }
     let files = edited_paths(turn);
@@ -691,6 +697,8 @@ mod tests {
         assert!(nudges.take_answering());
         assert_eq!(nudges.next(&turn, answer, &offered, true), None);
         assert_eq!(stuck_nudge(&turn, answer, answer, &["read_file"]), None);
+        let made_up = "<tool_response>\nhi\n<system-reminder>\nshell 1/100\n</system-reminder>";
+        assert!(stuck_nudge(&turn, "<tool_response>\nhi", made_up, &offered).is_some());
 
         // The reply to the request made a call (shown as text, taken as the call); the same
         // answer after it is the final word, and a different one is not stuck either.

@@ -284,3 +284,41 @@ fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
     assert!(stderr.contains("● bash  python3 hello.py"), "{stderr}");
     assert_eq!(server.chat_requests().len(), 4, "{stderr}");
 }
+
+/// A reply that degenerates into a loop (the 1.5B model streamed the same blocks for ten
+/// minutes) is stopped while it streams: the answer keeps one copy, with a warning, and the
+/// session goes on. The mock would send its last piece only after a minute.
+#[test]
+fn a_reply_repeating_itself_is_stopped_while_streaming() {
+    let unit =
+        "The script prints a greeting when it runs, and nothing else.\nThis reads the file.\n\n";
+    let chunk = |text: &str| {
+        let event = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        (
+            std::time::Duration::ZERO,
+            format!("data: {event}\n\n").into_bytes(),
+        )
+    };
+    let mut pieces = vec![chunk("Done.\n\n")];
+    pieces.extend((0..200).map(|_| chunk(unit)));
+    pieces.push((
+        std::time::Duration::from_secs(60),
+        b"data: [DONE]\n\n".to_vec(),
+    ));
+    let server = MockServer::start(vec![Reply::SseRaw(pieces)]);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "what does hello.py do?"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the model kept repeating the same text; stopped its reply"),
+        "{stderr}"
+    );
+    assert!(stdout.starts_with("Done.\n\n"), "{stdout}");
+    assert_eq!(
+        stdout.matches("This reads the file.").count(),
+        1,
+        "{stdout}"
+    );
+    assert_eq!(server.chat_requests().len(), 1);
+}
