@@ -315,6 +315,14 @@ async fn call_model(
     let looped = Arc::new(tokio::sync::Notify::new());
     let (watch, stop) = (Arc::clone(&guard), Arc::clone(&looped));
     let mut on_event = move |event: StreamEvent| {
+        // A retried or re-sent request starts a new reply: text of a cut attempt is no copy.
+        if matches!(
+            event,
+            StreamEvent::Retrying { .. } | StreamEvent::StreamingDisabled
+        ) && let Ok(mut guard) = watch.lock()
+        {
+            *guard = RepetitionGuard::default();
+        }
         sink.emit(match event {
             StreamEvent::Text(text) => {
                 if watch.lock().is_ok_and(|mut guard| guard.push(&text)) {
