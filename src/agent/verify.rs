@@ -292,19 +292,10 @@ pub fn stuck_nudge(
 /// The `path` arguments of the edits that succeeded in this turn, first three, in order.
 fn edited_paths(turn: &[Message]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
-    for (index, message) in turn.iter().enumerate() {
-        for call in &message.tool_calls {
-            if !EDIT_TOOLS.contains(&call.name.as_str())
-                || !result_of(&turn[index..], &call.id).is_some_and(is_success)
-            {
-                continue;
-            }
-            let path = serde_json::from_str::<serde_json::Value>(&call.arguments)
-                .ok()
-                .and_then(|args| args["path"].as_str().map(str::to_string));
-            if let Some(path) = path.filter(|p| !paths.contains(p) && p.len() <= 200) {
-                paths.push(path);
-            }
+    let edits = succeeded_calls(turn).filter(|call| EDIT_TOOLS.contains(&call.name.as_str()));
+    for path in edits.filter_map(|call| string_argument(call, "path")) {
+        if !paths.contains(&path) && path.len() <= 200 {
+            paths.push(path);
         }
     }
     paths.truncate(3);
@@ -380,21 +371,30 @@ fn edited(turn: &[Message]) -> bool {
 
 /// Whether a call to a tool whose name passes `tool` succeeded in this turn.
 fn any_succeeded(turn: &[Message], tool: impl Fn(&str) -> bool) -> bool {
-    turn.iter().enumerate().any(|(index, message)| {
-        message.tool_calls.iter().any(|call| {
-            tool(&call.name) && result_of(&turn[index..], &call.id).is_some_and(is_success)
-        })
+    succeeded_calls(turn).any(|call| tool(&call.name))
+}
+
+/// The calls of this turn whose result is not an error, in order.
+fn succeeded_calls(turn: &[Message]) -> impl Iterator<Item = &ToolCall> {
+    turn.iter().enumerate().flat_map(move |(index, message)| {
+        message
+            .tool_calls
+            .iter()
+            .filter(move |call| result_of(&turn[index..], &call.id).is_some_and(is_success))
     })
+}
+
+/// The string argument `key` of `call`, when its arguments parse and hold one.
+fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
+    let args = serde_json::from_str::<serde_json::Value>(&call.arguments).ok()?;
+    args[key].as_str().map(str::to_string)
 }
 
 /// Whether `command` (as written) was run with `bash` in this turn.
 fn ran_command(turn: &[Message], command: &str) -> bool {
     turn.iter().flat_map(|m| &m.tool_calls).any(|call| {
         call.name == "bash"
-            && serde_json::from_str::<serde_json::Value>(&call.arguments)
-                .ok()
-                .and_then(|args| args["command"].as_str().map(|c| c.trim() == command.trim()))
-                .unwrap_or(false)
+            && string_argument(call, "command").is_some_and(|c| c.trim() == command.trim())
     })
 }
 

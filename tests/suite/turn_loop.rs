@@ -205,12 +205,7 @@ fn handing_the_fix_to_the_user_after_a_failed_command_gets_one_fix_it_nudge() {
 #[test]
 fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
     let answer = "To verify, run this script:\n```python\nprint('hello')\n```";
-    let server = MockServer::start(vec![
-        Reply::Sse(tool_events(
-            "w1",
-            "write_file",
-            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
-        )),
+    let (server, output) = after_writing_hello_py(vec![
         Reply::Sse(text_events(&[answer])),
         Reply::Sse(text_events(&[answer])),
         Reply::Sse(tool_events(
@@ -220,8 +215,6 @@ fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
         )),
         Reply::Sse(text_events(&["It prints hello."])),
     ]);
-    let env = TestEnv::with_server(&server);
-    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(stdout, "It prints hello.\n");
@@ -245,18 +238,11 @@ fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
         check_request_invariants(&request.body).unwrap();
     }
 
-    let server = MockServer::start(vec![
-        Reply::Sse(tool_events(
-            "w1",
-            "write_file",
-            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
-        )),
+    let (server, output) = after_writing_hello_py(vec![
         Reply::Sse(text_events(&[answer])),
         Reply::Sse(text_events(&[answer])),
         Reply::Sse(text_events(&[answer])),
     ]);
-    let env = TestEnv::with_server(&server);
-    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         server.chat_requests().len(),
@@ -267,22 +253,30 @@ fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
     // The repeat right after the request shows a shell block: that is taken as the call and
     // runs; the same answer after it ends the turn (it is not a sign of being stuck).
     let shown = "Run it:\n```bash\npython3 hello.py\n```";
-    let server = MockServer::start(vec![
-        Reply::Sse(tool_events(
-            "w1",
-            "write_file",
-            r#"{"path":"hello.py","content":"print('hello')\n"}"#,
-        )),
+    let (server, output) = after_writing_hello_py(vec![
         Reply::Sse(text_events(&[shown])),
         Reply::Sse(text_events(&[shown])),
         Reply::Sse(text_events(&[shown])),
     ]);
-    let env = TestEnv::with_server(&server);
-    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
     let (_, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("● bash  python3 hello.py"), "{stderr}");
     assert_eq!(server.chat_requests().len(), 4, "{stderr}");
+}
+
+/// Runs "Create hello.py that prints hello, then run it" (with `--yes`) against a mock that
+/// first writes `hello.py`, then gives `then`.
+fn after_writing_hello_py(then: Vec<Reply>) -> (MockServer, std::process::Output) {
+    let mut replies = vec![Reply::Sse(tool_events(
+        "w1",
+        "write_file",
+        r#"{"path":"hello.py","content":"print('hello')\n"}"#,
+    ))];
+    replies.extend(then);
+    let server = MockServer::start(replies);
+    let env = TestEnv::with_server(&server);
+    let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
+    (server, output)
 }
 
 /// A reply that degenerates into a loop (the 1.5B model streamed the same blocks for ten
