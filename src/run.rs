@@ -338,8 +338,8 @@ fn resume_requested(
 /// user file may set: they are ignored, trusted or not, but never silently.
 fn user_only_warnings(config: &Config) -> Vec<String> {
     let project = &config.project;
-    let file = config.workspace.join(".agents").join("config.toml");
-    let user_file = config.agent_home.join("config.toml");
+    let file = config.project_file();
+    let user_file = config.user_file();
     let mut warnings = Vec::new();
     if project.provider != crate::config::file::ProviderSection::default() {
         warnings.push(format!(

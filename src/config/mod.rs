@@ -171,7 +171,27 @@ pub struct Config {
     pub environment: Environment,
 }
 
+/// The user's config file: `$AGENT_HOME/config.toml` (SPEC §2.2).
+pub fn user_file(agent_home: &Path) -> PathBuf {
+    agent_home.join("config.toml")
+}
+
+/// A workspace's project config file: `<workspace>/.agents/config.toml` (SPEC §2.2).
+pub fn project_file(workspace: &Path) -> PathBuf {
+    workspace.join(".agents").join("config.toml")
+}
+
 impl Config {
+    /// [`user_file`] of this configuration.
+    pub fn user_file(&self) -> PathBuf {
+        user_file(&self.agent_home)
+    }
+
+    /// [`project_file`] of this configuration's workspace.
+    pub fn project_file(&self) -> PathBuf {
+        project_file(&self.workspace)
+    }
+
     /// Resolves flags, environment and files into a configuration.
     ///
     /// # Errors
@@ -206,8 +226,8 @@ impl Config {
             env_file,
         };
         let (cwd, workspace) = resolve_dirs(&env.cwd, args.directory.as_deref())?;
-        let user = FileConfig::load(&agent_home.join("config.toml"))?;
-        let project = FileConfig::load(&workspace.join(".agents").join("config.toml"))?;
+        let user = FileConfig::load(&user_file(&agent_home))?;
+        let project = FileConfig::load(&project_file(&workspace))?;
         let project_trusted = user
             .trusted_workspaces
             .iter()

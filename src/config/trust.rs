@@ -21,7 +21,7 @@ pub fn run(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let path = config.agent_home.join("config.toml");
+    let path = config.user_file();
     match add_trusted(&path, &config.workspace) {
         Ok(true) => crate::outln!("trusted {}", config.workspace.display()),
         Ok(false) => crate::outln!("already trusted: {}", config.workspace.display()),

@@ -70,12 +70,10 @@ impl ContextSettings {
     /// A message naming the file, key and value of a bad setting.
     pub fn for_config(config: &crate::config::Config, model: &str) -> Result<Self, String> {
         let user = Self::resolve(&config.user.context, model)
-            .map_err(|e| format!("{}: {e}", config.agent_home.join("config.toml").display()))?;
+            .map_err(|e| format!("{}: {e}", config.user_file().display()))?;
         let project = &config.project.context;
-        Self::resolve(project, model).map_err(|e| {
-            let path = config.workspace.join(".agents").join("config.toml");
-            format!("{}: {e}", path.display())
-        })?;
+        Self::resolve(project, model)
+            .map_err(|e| format!("{}: {e}", config.project_file().display()))?;
         Ok(Self {
             window: project
                 .context_window

@@ -190,7 +190,7 @@ impl PermissionEngine {
                     .collect();
                 warnings.push(format!(
                     "ignoring allow rules in the untrusted project config {} ({}); run `agent trust` in this workspace to apply them",
-                    config.workspace.join(".agents/config.toml").display(),
+                    config.project_file().display(),
                     names.join(", ")
                 ));
             }

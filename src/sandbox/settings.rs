@@ -38,8 +38,8 @@ pub fn resolve(config: &Config) -> Result<Resolved, ConfigError> {
 /// As [`resolve`].
 pub fn resolve_with(config: &Config, status: SandboxStatus) -> Result<Resolved, ConfigError> {
     let mut warnings = Vec::new();
-    let user_file = config.agent_home.join("config.toml");
-    let project_file = config.workspace.join(".agents").join("config.toml");
+    let user_file = config.user_file();
+    let project_file = config.project_file();
     let (mut mode, mut required) = file_mode(&config.user, &user_file)?;
     let mut network = config.user.sandbox.network.unwrap_or(false);
     let mut roots = absolute_roots(&config.user.sandbox.writable_roots, config);
