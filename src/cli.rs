@@ -97,6 +97,19 @@ pub struct RunArgs {
     /// Continue the newest session of this workspace, or the session with this ID.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+
+    /// Help for weak models: auto (only when the model needs it), on, or off.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub coach: Option<CoachArg>,
+}
+
+/// `--coach` values (SPEC §3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CoachArg {
+    /// On only when the model's name is a small model's or it writes tool calls as text.
+    Auto,
+    On,
+    Off,
 }
 
 /// `--sandbox` values (SPEC §6).

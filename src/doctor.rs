@@ -82,6 +82,13 @@ pub fn run(args: &RunArgs) -> Exit {
         endpoint.model
     );
     crate::outln!("      {}", settings_line(&settings));
+    let coach = match crate::agent::LoopSettings::for_config(&config) {
+        Ok(loop_settings) => {
+            crate::agent::CoachSwitch::new(loop_settings.coach, &endpoint.model).status()
+        }
+        Err(error) => return config_error(&error.to_string()),
+    };
+    crate::outln!("      {}", coach.line());
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
@@ -328,7 +335,7 @@ async fn check_tools(client: &Client, text_tool_calls: TextToolCalls, report: &m
         if text_tool_calls == TextToolCalls::Auto {
             report.line(
                 Verdict::Ok,
-                "tool calling: the model writes tool calls as text; the agent reads them (text_tool_calls = \"auto\")",
+                "tool calling: the model writes tool calls as text; the agent reads them (text_tool_calls = \"auto\"), and with coach = \"auto\" the first such call turns the coach on",
             );
         } else {
             report.line(

@@ -24,7 +24,9 @@ pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
             Exit::Stopped,
             format!("stopped after {limit} model calls (--max-turns {limit})"),
         ),
-        TurnOutcome::BudgetExhausted { message } => (Exit::Stopped, message),
+        TurnOutcome::BudgetExhausted { message } | TurnOutcome::Repeating { message } => {
+            (Exit::Stopped, message)
+        }
         TurnOutcome::Failed { message } => (Exit::Failure, message),
     };
     agent.sink().emit(AgentEvent::Error { message });

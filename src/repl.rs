@@ -305,7 +305,9 @@ async fn run_task(agent: &mut Agent, task: &str) {
         TurnOutcome::MaxTurns { limit } => {
             format!("stopped after {limit} model calls (--max-turns); say `continue` to go on")
         }
-        TurnOutcome::BudgetExhausted { message } | TurnOutcome::Failed { message } => message,
+        TurnOutcome::BudgetExhausted { message }
+        | TurnOutcome::Failed { message }
+        | TurnOutcome::Repeating { message } => message,
     };
     agent.sink().emit(AgentEvent::Error { message });
 }

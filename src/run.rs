@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::agent::{Agent, AgentEvent, AgentParts, EventSink};
+use crate::agent::{Agent, AgentEvent, AgentParts, EventSink, LoopSettings};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::{Config, ConfigError, Environment};
 use crate::exit::Exit;
@@ -267,6 +267,10 @@ fn build_agent(
     let sandbox_warnings = sandbox.warnings;
     let exec = sandbox.exec;
     let banner = sandbox::settings::banner(&exec);
+    let loop_settings = LoopSettings::for_config(&config).map_err(|error| {
+        fail(&error.to_string());
+        Exit::Usage
+    })?;
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
@@ -275,6 +279,7 @@ fn build_agent(
         approver,
         sink: Arc::clone(&sink),
         exec,
+        loop_settings,
     });
     agent.set_memory(memory);
     agent.set_governor(governor);
@@ -284,6 +289,7 @@ fn build_agent(
         model: endpoint.model.clone(),
         workspace: agent.config().workspace.clone(),
         sandbox: banner,
+        coach: agent.coach_status().line(),
     });
     for message in sandbox_warnings {
         sink.emit(AgentEvent::Warning { message });

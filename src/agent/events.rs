@@ -16,6 +16,8 @@ pub enum AgentEvent {
         workspace: PathBuf,
         /// One line describing shell confinement (mode and network).
         sandbox: String,
+        /// Whether the coach for weak models is on, and why (`coach off (auto: ...)`).
+        coach: String,
     },
     TurnStarted {
         input: String,

@@ -304,6 +304,8 @@ impl Agent {
             context: self.context.settings().clone(),
             workspace: self.config.workspace.clone(),
             max_model_calls: MAX_CHILD_CALLS,
+            coach: Arc::clone(&self.coach),
+            repeat_limit: self.repeat_limit,
         }
     }
 }
@@ -358,10 +360,10 @@ mod tests {
         let history = vec![
             Message::user("Create   notes.txt\nwith apple"),
             Message::assistant("Run it with ```sh\ncat notes.txt\n```"),
-            Message::user(
+            Message::harness(
                 "<system-reminder>\nRun `cat notes.txt` yourself now\n</system-reminder>",
             ),
-            Message::user("[Handoff note: the earlier part was compacted]"),
+            Message::harness("[Handoff note: the earlier part was compacted]"),
         ];
         assert_eq!(
             resume_notice(&summary, &history),

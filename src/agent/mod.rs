@@ -1,17 +1,21 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
+pub mod coach;
 pub mod events;
+pub mod facts;
+pub mod guard;
 pub mod memory;
 pub mod prompt;
-pub mod repetition;
+pub mod settings;
 pub mod subagent;
 pub mod turn;
-pub mod verify;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
+pub use coach::{CoachStatus, CoachSwitch};
 pub use events::{AgentEvent, EventSink};
+pub use settings::LoopSettings;
 pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
@@ -38,6 +42,7 @@ pub struct AgentParts {
     pub approver: Arc<dyn Approver>,
     pub sink: Arc<dyn EventSink>,
     pub exec: ExecSettings,
+    pub loop_settings: LoopSettings,
 }
 
 /// One session: history plus the parts that act on it.
@@ -67,6 +72,10 @@ pub struct Agent {
     reminder_lines: Vec<memory::ReminderLine>,
     /// Governance state restored by resume.
     governance: Option<serde_json::Value>,
+    /// Whether the coach for weak models is on (shared with subagents).
+    coach: Arc<CoachSwitch>,
+    /// Identical calls in a row before the repeated-call guard speaks up.
+    repeat_limit: Option<u32>,
 }
 
 impl Agent {
@@ -82,6 +91,10 @@ impl Agent {
         let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
         let governor = Arc::new(Governor::builtin(&parts.client.endpoint().model));
         governor.set_session_id(&session.id());
+        let coach = Arc::new(CoachSwitch::new(
+            parts.loop_settings.coach,
+            &parts.client.endpoint().model,
+        ));
         Self {
             config: parts.config,
             client: parts.client,
@@ -103,7 +116,14 @@ impl Agent {
             todos_seen: AtomicU64::new(0),
             reminder_lines: Vec::new(),
             governance: None,
+            coach,
+            repeat_limit: parts.loop_settings.repeat_limit,
         }
+    }
+
+    /// Whether the coach for weak models is on, and why.
+    pub fn coach_status(&self) -> CoachStatus {
+        self.coach.status()
     }
 
     pub fn config(&self) -> &Config {
@@ -161,6 +181,7 @@ impl Agent {
     /// Sends the following requests to `model` (`/model NAME`).
     pub fn set_model(&mut self, model: &str) {
         self.client.set_model(model);
+        self.coach.set_model(model);
     }
 
     /// Starts a new conversation (`/clear`) in a new session file.
@@ -213,6 +234,7 @@ impl Agent {
             (&self.session, &self.todos, &self.todos_seen, &self.sink);
         let on_message = move |m: &Message| memory::on_message(session, todos, seen, sink, m);
         let cx = turn::LoopContext {
+            request: input,
             client: &self.client,
             dispatcher: &dispatcher,
             tools: &tools,
@@ -224,6 +246,8 @@ impl Agent {
             on_message: &on_message,
             hooks: self.governor.as_ref(),
             context: Some(&self.context),
+            coach: &self.coach,
+            repeat_limit: self.repeat_limit,
         };
         let mut stats = TurnStats::default();
         let spent_before = self.governor.spending().cost_usd;

@@ -55,6 +55,9 @@ pub struct ChildEnv {
     pub context: ContextSettings,
     pub workspace: PathBuf,
     pub max_model_calls: u32,
+    /// The parent's coach switch (the same model).
+    pub coach: Arc<super::coach::CoachSwitch>,
+    pub repeat_limit: Option<u32>,
 }
 
 /// `task(description, prompt)`.
@@ -193,7 +196,9 @@ async fn run_child(
         }
     };
     let exhausted = || (env.exhausted)();
+    let request = child_prompt(description, prompt);
     let cx = LoopContext {
+        request: &request,
         client: &env.client,
         dispatcher: &dispatcher,
         tools: ctx,
@@ -205,8 +210,10 @@ async fn run_child(
         on_message: &on_message,
         hooks: env.hooks.as_ref(),
         context: Some(&context),
+        coach: &env.coach,
+        repeat_limit: env.repeat_limit,
     };
-    let mut history = vec![Message::user(child_prompt(description, prompt))];
+    let mut history = vec![Message::user(request.clone())];
     let mut stats = TurnStats::default();
     let outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
     sink.emit(AgentEvent::TurnCompleted {
@@ -238,5 +245,6 @@ pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
         TurnOutcome::Interrupted => Err(ToolError::new("interrupted", turn::INTERRUPTED)),
         TurnOutcome::BudgetExhausted { message } => Err(ToolError::new("budget", message)),
         TurnOutcome::Failed { message } => Err(ToolError::new("subagent", message)),
+        TurnOutcome::Repeating { message } => Err(ToolError::new("repeating", message)),
     }
 }

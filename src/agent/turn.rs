@@ -8,16 +8,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::coach::{Coach, CoachSwitch, Step, TurnView};
 use super::events::{AgentEvent, EventSink};
-use super::repetition::RepetitionGuard;
+use super::facts::{CallFact, TurnFacts};
+use super::guard::{RepeatGuard, Verdict};
 use crate::cancel::CancelToken;
 use crate::model::types::sanitize_arguments;
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolCall, Usage};
 use crate::tools::{DispatchOutcome, Dispatcher, ToolContext};
-
-/// Added (to this request only) when the model's previous reply was empty.
-const EMPTY_REPLY_NUDGE: &str =
-    "\n(Your last reply was empty. Continue the task: call a tool, or give your final answer.)";
 
 /// Result text for a call that was never run because the user interrupted the turn.
 pub const INTERRUPTED: &str = "interrupted by user";
@@ -35,10 +33,15 @@ pub enum TurnOutcome {
     BudgetExhausted { message: String },
     /// The model endpoint failed after retries.
     Failed { message: String },
+    /// The model kept making the same tool call with the same result after being told
+    /// ([`super::guard`]).
+    Repeating { message: String },
 }
 
 /// What the inner loop needs besides the history.
 pub struct LoopContext<'a> {
+    /// The user's own words for this turn (the coach reads them; never a harness message).
+    pub request: &'a str,
     pub client: &'a Client,
     pub dispatcher: &'a Dispatcher<'a>,
     pub tools: &'a ToolContext<'a>,
@@ -58,6 +61,10 @@ pub struct LoopContext<'a> {
     /// Prunes/compacts the history before each model call and recovers from
     /// context-length errors (§7.2, §7.3); `None` leaves the history alone.
     pub context: Option<&'a crate::context::ContextManager>,
+    /// Whether the coach for weak models is on ([`super::coach`]).
+    pub coach: &'a CoachSwitch,
+    /// Identical calls in a row before the repeated-call guard speaks up (`None`: never).
+    pub repeat_limit: Option<u32>,
 }
 
 /// What the governance layer needs to see of a turn (SPEC §9): the usage of each model call
@@ -96,9 +103,13 @@ pub async fn run(
     cancel: &CancelToken,
     stats: &mut TurnStats,
 ) -> TurnOutcome {
-    let mut empty_replies = 0;
-    // The run-it-yourself requests of this turn (see `verify`).
-    let mut nudges = super::verify::Nudges::default();
+    let mut facts = TurnFacts::new(cx.request);
+    let mut coach = cx.coach.coach_for_turn(cx.request);
+    let mut guard = RepeatGuard::new(cx.repeat_limit);
+    let offered = cx.dispatcher.registry.names();
+    let text_calls = cx.client.text_tool_calls_enabled();
+    // A note for the next request only (after an empty reply).
+    let mut note: Option<String> = None;
     let mut retried_overflow = false;
     loop {
         if stats.model_calls >= cx.max_model_calls {
@@ -110,7 +121,7 @@ pub async fn run(
         if let Some(context) = cx.context {
             context.before_request(cx, history, cancel).await;
         }
-        let completion = match call_model(cx, history, cancel, empty_replies > 0).await {
+        let completion = match call_model(cx, history, cancel, note.take(), coach.as_mut()).await {
             Ok(completion) => completion,
             Err(CallError::Interrupted) => return TurnOutcome::Interrupted,
             Err(CallError::Model(error)) => {
@@ -125,24 +136,22 @@ pub async fn run(
             context.after_response(history.len(), completion.usage.as_ref());
         }
         if let Some(usage) = completion.usage {
-            let total = stats.usage.get_or_insert_with(Usage::default);
-            total.prompt_tokens += usage.prompt_tokens;
-            total.completion_tokens += usage.completion_tokens;
-            total.cached_tokens = match (total.cached_tokens, usage.cached_tokens) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-            };
-            total.cost = match (total.cost, usage.cost) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            };
-            stats.last_prompt_tokens = Some(usage.prompt_tokens);
+            add_usage(stats, usage);
             cx.hooks.on_usage(&usage);
         }
-        let mut message = completion.message;
-        if nudges.take_answering() && cx.client.text_tool_calls_enabled() {
-            super::verify::take_suggested_call(&mut message, &cx.dispatcher.registry.names());
+        if completion.calls_from_text
+            && let Some(message) = cx.coach.saw_calls_as_text()
+        {
+            cx.sink.emit(AgentEvent::Notice { message });
+            coach = cx.coach.coach_for_turn(cx.request);
         }
+        let mut message = completion.message;
+        let view = TurnView {
+            facts: &facts,
+            offered: &offered,
+            text_calls,
+        };
+        let step = coach.after_reply(&view, &mut message);
         let raw_calls = message.tool_calls.clone();
         for call in &mut message.tool_calls {
             call.arguments = sanitize_arguments(&call.arguments);
@@ -153,42 +162,64 @@ pub async fn run(
             has_tool_calls: !message.tool_calls.is_empty(),
         });
         if message.tool_calls.is_empty() {
-            if text.trim().is_empty() {
-                empty_replies += 1;
-                if empty_replies == 1 {
-                    cx.sink.emit(AgentEvent::Warning {
-                        message: "the model returned an empty reply; asking once more".into(),
-                    });
-                    continue;
+            match step {
+                Step::Retry {
+                    note: retry,
+                    warning,
+                } => {
+                    cx.sink.emit(AgentEvent::Warning { message: warning });
+                    note = Some(retry);
                 }
-                cx.sink.emit(AgentEvent::Warning {
-                    message: "the model returned an empty reply again; ending the turn".into(),
-                });
-                return TurnOutcome::Done {
-                    text: String::new(),
-                };
+                Step::Ask { request, notice } => {
+                    push(cx, history, message);
+                    cx.sink.emit(AgentEvent::Notice { message: notice });
+                    push(cx, history, Message::harness(request));
+                }
+                Step::Proceed if text.trim().is_empty() => {
+                    cx.sink.emit(AgentEvent::Warning {
+                        message: "the model returned an empty reply; ending the turn".into(),
+                    });
+                    return TurnOutcome::Done {
+                        text: String::new(),
+                    };
+                }
+                Step::Proceed => {
+                    push(cx, history, message);
+                    return TurnOutcome::Done { text };
+                }
             }
-            push(cx, history, message);
-            let nudge = nudges.next(
-                super::verify::this_turn(history),
-                &text,
-                &cx.dispatcher.registry.names(),
-                cx.client.text_tool_calls_enabled(),
-            );
-            if let Some(nudge) = nudge {
-                cx.sink.emit(AgentEvent::Notice {
-                    message: "asking the model to do it instead of leaving it to you".into(),
-                });
-                push(cx, history, Message::user(nudge));
-                continue;
-            }
-            return TurnOutcome::Done { text };
+            continue;
         }
         push(cx, history, message);
-        if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls) {
+        let mut calls = Calls {
+            facts: &mut facts,
+            guard: &mut guard,
+        };
+        if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls, &mut calls) {
             return outcome;
         }
+        coach.after_results(&TurnView {
+            facts: &facts,
+            offered: &offered,
+            text_calls,
+        });
     }
+}
+
+/// Adds one model call's usage to the turn's totals.
+fn add_usage(stats: &mut TurnStats, usage: Usage) {
+    let total = stats.usage.get_or_insert_with(Usage::default);
+    total.prompt_tokens += usage.prompt_tokens;
+    total.completion_tokens += usage.completion_tokens;
+    total.cached_tokens = match (total.cached_tokens, usage.cached_tokens) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    total.cost = match (total.cost, usage.cost) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    };
+    stats.last_prompt_tokens = Some(usage.prompt_tokens);
 }
 
 /// After a failed model call: for a context-length error (with context management),
@@ -223,63 +254,102 @@ fn push(cx: &LoopContext<'_>, history: &mut Vec<Message>, message: Message) {
     history.push(message);
 }
 
-/// Dispatches each call in order, answering every one. Returns an outcome when the turn
-/// must end (interrupted, budget exhausted).
+/// What the loop records about the calls of a turn.
+struct Calls<'a> {
+    facts: &'a mut TurnFacts,
+    guard: &'a mut RepeatGuard,
+}
+
+/// Dispatches each call in order, answering every one and recording its outcome. Returns an
+/// outcome when the turn must end (interrupted, budget exhausted, the same call repeated).
 fn dispatch_all(
     cx: &LoopContext<'_>,
     history: &mut Vec<Message>,
     cancel: &CancelToken,
-    calls: Vec<crate::model::ToolCall>,
+    calls: Vec<ToolCall>,
+    record: &mut Calls<'_>,
 ) -> Option<TurnOutcome> {
     let mut stop: Option<TurnOutcome> = None;
     for call in calls {
         cx.hooks.before_tool(&call);
-        let content = if cancel.is_cancelled() {
+        let verdict = record.guard.before(&call);
+        let outcome = if cancel.is_cancelled() {
             stop.get_or_insert(TurnOutcome::Interrupted);
             skip(cx, &call, INTERRUPTED.to_string())
-        } else if let Some(TurnOutcome::BudgetExhausted { message }) = &stop {
-            skip(cx, &call, format!("Blocked by policy: {message}"))
+        } else if let Some(reason) = stop.as_ref().and_then(skip_reason) {
+            skip(cx, &call, reason)
+        } else if let Verdict::Stop { message, result } = verdict {
+            stop = Some(TurnOutcome::Repeating { message });
+            skip(cx, &call, result)
         } else {
-            cx.sink.emit(AgentEvent::ToolStarted {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                summary: summarize(&call.arguments),
-            });
-            let started = Instant::now();
-            let mut outcome =
-                tokio::task::block_in_place(|| cx.dispatcher.dispatch(&call, cx.tools));
-            cx.hooks.after_tool(&call, &mut outcome, started.elapsed());
-            cx.sink.emit(AgentEvent::ToolFinished {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                ok: outcome.ok,
-                output: outcome.content.clone(),
-                display: outcome.display.clone(),
-                duration: started.elapsed(),
-            });
+            let outcome = run_call(cx, &call, record.guard);
             if cancel.is_cancelled() {
                 stop.get_or_insert(TurnOutcome::Interrupted);
             } else if let Some(message) = (cx.exhausted)() {
                 stop.get_or_insert(TurnOutcome::BudgetExhausted { message });
             }
-            outcome.content
+            record
+                .facts
+                .calls
+                .push(CallFact::new(&call, &outcome, true));
+            push(cx, history, Message::tool_result(call.id, outcome.content));
+            continue;
         };
-        push(cx, history, Message::tool_result(call.id, content));
+        record
+            .facts
+            .calls
+            .push(CallFact::new(&call, &outcome, false));
+        push(cx, history, Message::tool_result(call.id, outcome.content));
     }
     stop
 }
 
+/// The result text for a call after the turn had to end, if that end skips calls.
+fn skip_reason(stop: &TurnOutcome) -> Option<String> {
+    match stop {
+        TurnOutcome::BudgetExhausted { message } => Some(format!("Blocked by policy: {message}")),
+        TurnOutcome::Repeating { message } => Some(format!("Not run: {message}")),
+        _ => None,
+    }
+}
+
+/// Dispatches one call, with the events around it and the hooks after it; the repeated-call
+/// guard's note, when due, is appended to the result.
+fn run_call(cx: &LoopContext<'_>, call: &ToolCall, guard: &mut RepeatGuard) -> DispatchOutcome {
+    cx.sink.emit(AgentEvent::ToolStarted {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        summary: summarize(&call.arguments),
+    });
+    let started = Instant::now();
+    let mut outcome = tokio::task::block_in_place(|| cx.dispatcher.dispatch(call, cx.tools));
+    cx.hooks.after_tool(call, &mut outcome, started.elapsed());
+    if let Some(note) = guard.after(call, &outcome.content) {
+        cx.sink.emit(AgentEvent::Notice {
+            message: format!(
+                "the model made the same `{}` call with the same result again; told it so",
+                call.name
+            ),
+        });
+        outcome.content.push('\n');
+        outcome.content.push_str(&note);
+    }
+    cx.sink.emit(AgentEvent::ToolFinished {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ok: outcome.ok,
+        output: outcome.content.clone(),
+        display: outcome.display.clone(),
+        duration: started.elapsed(),
+    });
+    outcome
+}
+
 /// The answer to a call that is not dispatched, after the hooks have seen it.
-fn skip(cx: &LoopContext<'_>, call: &ToolCall, content: String) -> String {
-    let mut outcome = DispatchOutcome {
-        content,
-        ok: false,
-        decision: None,
-        blocked: true,
-        display: None,
-    };
+fn skip(cx: &LoopContext<'_>, call: &ToolCall, content: String) -> DispatchOutcome {
+    let mut outcome = DispatchOutcome::blocked(content, None);
     cx.hooks.after_tool(call, &mut outcome, Duration::ZERO);
-    outcome.content
+    outcome
 }
 
 /// The key argument of a call for one-line display: `command`, else `path`, else the JSON.
@@ -298,82 +368,89 @@ enum CallError {
     Model(ModelError),
 }
 
+/// One model call: the request for `history` (with `note` appended to its last message, for
+/// this request only), streamed to the sink and watched by the coach, which may stop a reply
+/// that loops.
 async fn call_model(
     cx: &LoopContext<'_>,
     history: &[Message],
     cancel: &CancelToken,
-    nudge: bool,
+    note: Option<String>,
+    coach: &mut dyn Coach,
 ) -> Result<crate::model::Completion, CallError> {
     let mut request = build_request(cx, history);
-    if nudge && let Some(last) = request.messages.last_mut() {
-        last.content
-            .get_or_insert_with(String::new)
-            .push_str(EMPTY_REPLY_NUDGE);
+    if let Some(note) = note
+        && let Some(last) = request.messages.last_mut()
+    {
+        last.content.get_or_insert_with(String::new).push_str(&note);
     }
-    let sink = Arc::clone(cx.sink);
-    let guard = Arc::new(std::sync::Mutex::new(RepetitionGuard::default()));
-    let looped = Arc::new(tokio::sync::Notify::new());
-    let (watch, stop) = (Arc::clone(&guard), Arc::clone(&looped));
-    let mut on_event = move |event: StreamEvent| {
-        // A retried or re-sent request starts a new reply: text of a cut attempt is no copy.
-        if matches!(
-            event,
-            StreamEvent::Retrying { .. } | StreamEvent::StreamingDisabled
-        ) && let Ok(mut guard) = watch.lock()
-        {
-            *guard = RepetitionGuard::default();
-        }
-        sink.emit(match event {
-            StreamEvent::Text(text) => {
-                if watch.lock().is_ok_and(|mut guard| guard.push(&text)) {
-                    stop.notify_one();
+    let stop = tokio::sync::Notify::new();
+    let mut cut: Option<String> = None;
+    let finished = {
+        let sink = cx.sink;
+        let (stop, cut) = (&stop, &mut cut);
+        let mut on_event = move |event: StreamEvent| {
+            match &event {
+                StreamEvent::Retrying { .. } | StreamEvent::StreamingDisabled => {
+                    coach.on_new_attempt();
                 }
-                AgentEvent::TextDelta { text }
+                StreamEvent::Text(text) if cut.is_none() => {
+                    if let Some(kept) = coach.on_text(text) {
+                        *cut = Some(kept);
+                        stop.notify_one();
+                    }
+                }
+                _ => {}
             }
-            StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
-            StreamEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay,
-                reason,
-            } => AgentEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay,
-                reason,
-            },
-            StreamEvent::StreamingDisabled => AgentEvent::Notice {
-                message: "the server does not stream; continuing without streaming".into(),
-            },
-        });
+            sink.emit(agent_event(event));
+        };
+        tokio::select! {
+            result = cx.client.complete(&request, &mut on_event) => Some(result),
+            () = cancel.cancelled() => return Err(CallError::Interrupted),
+            () = stop.notified() => None,
+        }
     };
-    tokio::select! {
-        result = cx.client.complete(&request, &mut on_event) => result.map_err(CallError::Model),
-        () = cancel.cancelled() => Err(CallError::Interrupted),
-        () = looped.notified() => Ok(stopped_loop(cx, &guard)),
+    match finished {
+        Some(result) => result.map_err(CallError::Model),
+        None => Ok(stopped_loop(cx, cut.unwrap_or_default())),
     }
 }
 
-/// The reply the model was stopped in (see [`super::repetition`]): its text up to the end of
-/// the loop's first copy, with a warning; the request is dropped, which ends generation.
-fn stopped_loop(
-    cx: &LoopContext<'_>,
-    guard: &std::sync::Mutex<RepetitionGuard>,
-) -> crate::model::Completion {
-    let (kept, streamed) = guard
-        .lock()
-        .map(|g| (g.kept().to_string(), g.len()))
-        .unwrap_or_default();
+/// The screen's view of a stream event.
+fn agent_event(event: StreamEvent) -> AgentEvent {
+    match event {
+        StreamEvent::Text(text) => AgentEvent::TextDelta { text },
+        StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
+        StreamEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } => AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        },
+        StreamEvent::StreamingDisabled => AgentEvent::Notice {
+            message: "the server does not stream; continuing without streaming".into(),
+        },
+    }
+}
+
+/// The reply the coach stopped because it looped: the text it kept, with a warning; the
+/// request is dropped, which ends generation.
+fn stopped_loop(cx: &LoopContext<'_>, kept: String) -> crate::model::Completion {
     cx.sink.emit(AgentEvent::Warning {
-        message: format!(
-            "the model kept repeating the same text; stopped its reply after {streamed} bytes \
-             and kept the first copy"
-        ),
+        message: "the model kept repeating the same text; stopped its reply and kept the \
+                  first copy"
+            .into(),
     });
     crate::model::Completion {
         message: Message::assistant(kept),
         finish_reason: Some("repetition".into()),
         usage: None,
+        calls_from_text: false,
     }
 }
 

@@ -32,6 +32,19 @@ pub struct FileConfig {
     pub pricing: BTreeMap<String, Price>,
     #[serde(default)]
     pub budget: BudgetSection,
+    #[serde(default)]
+    pub model: ModelSection,
+}
+
+/// `[model]`: how the loop treats the model (SPEC §3.5).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// Help for weak models: `auto` (default), `on` or `off`.
+    pub coach: Option<String>,
+    /// Identical tool calls with identical results in a row before the model is told
+    /// (default 3; 0 turns the repeated-call guard off).
+    pub max_identical_calls: Option<u32>,
 }
 
 /// `[permissions]`.

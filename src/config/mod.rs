@@ -143,6 +143,8 @@ pub struct RunOptions {
     pub network: bool,
     pub role: Option<String>,
     pub resume: Option<String>,
+    /// `--coach`, as given.
+    pub coach: Option<crate::cli::CoachArg>,
 }
 
 /// The resolved configuration of one run.
@@ -244,6 +246,7 @@ impl Config {
             network: args.network,
             role: args.role.clone(),
             resume: args.resume.clone(),
+            coach: args.coach,
         };
         Ok(Self {
             endpoint,

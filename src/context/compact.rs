@@ -109,7 +109,7 @@ pub fn choose_tail(history: &[Message], budget: u64, mid_turn: bool) -> usize {
 
 /// The head for a summary: the note, plus the acknowledgement when `next_is_user`.
 pub fn head(summary: &str, next_is_user: bool) -> Vec<Message> {
-    let mut head = vec![Message::user(format!(
+    let mut head = vec![Message::harness(format!(
         "{NOTE_HEADER}\n\n{}",
         summary.trim()
     ))];
@@ -129,7 +129,7 @@ pub fn dropped(history: &[Message], kept_from: usize, idle: bool) -> Compaction 
     let next_is_user = history
         .get(kept_from)
         .map_or(idle, |m| m.role == Role::User);
-    let mut head = vec![Message::user(note)];
+    let mut head = vec![Message::harness(note)];
     if next_is_user {
         head.push(Message::assistant(ACK));
     }

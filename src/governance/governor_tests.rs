@@ -65,6 +65,8 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
         ok: decision.is_some() && !blocked,
         decision,
         blocked,
+        denied: false,
+        exit_code: None,
         display: None,
     }
 }

@@ -319,6 +319,7 @@ impl Client {
             message,
             finish_reason: raw.finish_reason,
             usage: raw.usage,
+            calls_from_text: text_call,
         }
     }
 

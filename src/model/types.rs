@@ -33,6 +33,11 @@ pub struct Message {
     /// For `tool` messages: the id of the call this answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// A user-role message the harness wrote (a coach request, a compaction note), not the
+    /// user. Kept in the session file; never sent to the endpoint (the wire format has no
+    /// such field, see [`super::wire::message_json`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_harness: bool,
 }
 
 impl Message {
@@ -46,6 +51,15 @@ impl Message {
 
     pub fn assistant(text: impl Into<String>) -> Self {
         Self::text(Role::Assistant, text)
+    }
+
+    /// A user-role message written by the harness, not the user (see
+    /// [`Message::from_harness`]).
+    pub fn harness(text: impl Into<String>) -> Self {
+        Self {
+            from_harness: true,
+            ..Self::text(Role::User, text)
+        }
     }
 
     /// The answer to the tool call `id`.
@@ -63,6 +77,7 @@ impl Message {
             reasoning_content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            from_harness: false,
         }
     }
 
@@ -71,19 +86,9 @@ impl Message {
         self.content.as_deref().unwrap_or("")
     }
 
-    /// Whether this is a user-role message the harness wrote, not the user: a
-    /// `<system-reminder>` nudge, or one of the compaction notes (`context::compact`). Any
-    /// other text is the user's, even when it opens with a bracket (`[WIP] fix the parser`).
+    /// Whether this is a user-role message the harness wrote, not the user.
     pub fn is_from_harness(&self) -> bool {
-        const PREFIXES: &[&str] = &[
-            "<system-reminder>",
-            "[Handoff note:",
-            "[The earlier part of this session",
-        ];
-        self.role == Role::User && {
-            let text = self.text_content();
-            PREFIXES.iter().any(|p| text.starts_with(p))
-        }
+        self.role == Role::User && self.from_harness
     }
 }
 
@@ -122,6 +127,9 @@ pub struct Completion {
     pub finish_reason: Option<String>,
     /// `None` when the provider reported no usage.
     pub usage: Option<Usage>,
+    /// The tool calls were read from the reply's text (the model wrote them as text instead
+    /// of using the tool-calling interface): evidence for the coach (`agent::coach`).
+    pub calls_from_text: bool,
 }
 
 /// Parses tool-call arguments leniently (SPEC §4.2 step 1): a JSON object text, `""`, `null`

@@ -113,7 +113,13 @@ impl Tool for BashTool {
                 ),
             ));
         }
-        Ok(ToolOutput::text(render(&outcome, &job)))
+        Ok(ToolOutput {
+            exit_code: match outcome.ending {
+                Ending::Exited(code) => Some(code),
+                Ending::Interrupted | Ending::TimedOut(_) => None,
+            },
+            ..ToolOutput::text(render(&outcome, &job))
+        })
     }
 }
 

@@ -55,6 +55,11 @@ pub struct DispatchOutcome {
     pub decision: Option<Decision>,
     /// Set when the call was stopped by policy or permissions (not by the tool failing).
     pub blocked: bool,
+    /// Set (with `blocked`) when the stop was the user declining the approval.
+    pub denied: bool,
+    /// The exit code of a command that ran to its end (`bash`); `None` for other tools and
+    /// for a command that timed out or was interrupted.
+    pub exit_code: Option<i32>,
     pub display: Option<ToolDisplay>,
 }
 
@@ -65,15 +70,26 @@ impl DispatchOutcome {
             ok: false,
             decision: None,
             blocked: false,
+            denied: false,
+            exit_code: None,
             display: None,
         }
     }
 
-    fn blocked(content: String, decision: Option<Decision>) -> Self {
+    /// A call stopped before it ran (`Blocked by policy`, interrupted, over budget).
+    pub fn blocked(content: String, decision: Option<Decision>) -> Self {
         Self {
             blocked: true,
             decision,
             ..Self::error(content)
+        }
+    }
+
+    /// A call the user declined at the approval prompt.
+    fn denied(content: String) -> Self {
+        Self {
+            denied: true,
+            ..Self::blocked(content, Some(Decision::Ask))
         }
     }
 }
@@ -119,6 +135,8 @@ impl Dispatcher<'_> {
                 ok: true,
                 decision: Some(decision),
                 blocked: false,
+                denied: false,
+                exit_code: output.exit_code,
                 display: output.display,
             },
             Ok(Err(error)) => DispatchOutcome {
@@ -203,7 +221,7 @@ impl Dispatcher<'_> {
         request: ApprovalRequest,
         cancel: &crate::cancel::CancelToken,
     ) -> Result<Decision, DispatchOutcome> {
-        let declined = |text: String| Err(DispatchOutcome::blocked(text, Some(Decision::Ask)));
+        let declined = |text: String| Err(DispatchOutcome::denied(text));
         match self.approver.ask(&request) {
             ApprovalAnswer::Yes => Ok(Decision::Ask),
             ApprovalAnswer::Always => {

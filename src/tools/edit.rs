@@ -122,6 +122,7 @@ impl Tool for StrReplaceTool {
                 before: String::from_utf8_lossy(&bytes).into_owned(),
                 after: String::from_utf8_lossy(&updated).into_owned(),
             }),
+            exit_code: None,
         })
     }
 }

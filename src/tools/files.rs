@@ -291,6 +291,7 @@ impl Tool for WriteFileTool {
                     .map_or_else(String::new, |b| String::from_utf8_lossy(&b).into_owned()),
                 after: content.to_string(),
             }),
+            exit_code: None,
         })
     }
 }

@@ -70,6 +70,8 @@ pub struct ToolOutput {
     pub text: String,
     /// Extra for the screen (not sent to the model).
     pub display: Option<ToolDisplay>,
+    /// The exit code of a command that ran to its end (`bash`).
+    pub exit_code: Option<i32>,
 }
 
 impl ToolOutput {
@@ -77,6 +79,7 @@ impl ToolOutput {
         Self {
             text: text.into(),
             display: None,
+            exit_code: None,
         }
     }
 }

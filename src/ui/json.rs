@@ -71,6 +71,7 @@ pub enum JsonEvent<'a> {
         model: &'a str,
         workspace: String,
         sandbox: &'a str,
+        coach: &'a str,
         version: &'static str,
     },
     #[serde(rename = "turn.started")]
@@ -170,11 +171,13 @@ impl<'a> From<&'a AgentEvent> for JsonEvent<'a> {
                 model,
                 workspace,
                 sandbox,
+                coach,
             } => JsonEvent::SessionStarted {
                 session_id: Some(session_id.as_str()).filter(|s| !s.is_empty()),
                 model,
                 workspace: workspace.display().to_string(),
                 sandbox,
+                coach,
                 version: env!("CARGO_PKG_VERSION"),
             },
             AgentEvent::TurnStarted { input } => JsonEvent::TurnStarted { input },

@@ -310,10 +310,11 @@ impl Screen {
                 model,
                 workspace,
                 sandbox,
+                coach,
                 ..
             } => {
                 let line = format!(
-                    "agent {} · {model} · {} · {sandbox}",
+                    "agent {} · {model} · {} · {sandbox} · {coach}",
                     env!("CARGO_PKG_VERSION"),
                     home_relative(&workspace)
                 );

@@ -150,7 +150,9 @@ async fn run_loop(
     };
     let sink: Arc<dyn EventSink> = events.clone();
     let context = ContextManager::new(settings);
+    let coach = agent::agent::CoachSwitch::new(Default::default(), "mock-model");
     let cx = LoopContext {
+        request: "",
         client: &client,
         dispatcher: &dispatcher,
         tools: &tools,
@@ -162,6 +164,8 @@ async fn run_loop(
         on_message: &|_| {},
         hooks: &agent::agent::turn::NoHooks,
         context: Some(&context),
+        coach: &coach,
+        repeat_limit: None,
     };
     let mut stats = TurnStats::default();
     turn::run(&cx, history, &cancel, &mut stats).await

@@ -23,3 +23,4 @@ mod task_input;
 mod termination;
 mod turn_loop;
 mod ui;
+mod users_words;

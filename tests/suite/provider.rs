@@ -333,12 +333,22 @@ fn interleaved_parallel_calls_are_assembled_by_index() {
 #[test]
 fn finish_reason_mismatch_is_decided_on_the_tool_calls_array() {
     let inputs = case_inputs("b-finish-reason-mismatch");
+    // A capable model's empty reply ends the turn: its answer is final (SPEC §3.5).
+    let server = MockServer::start(vec![json_reply(&inputs[0])]);
+    let env = env_fast(&server, "");
+    let (code, stdout, stderr) = run_yes(&env, "status?");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("empty reply; ending the turn"), "{stderr}");
+    assert_eq!(server.chat_requests().len(), 1);
+    // The coach asks a small model once more, without storing the empty reply.
     let server = MockServer::start(vec![
         json_reply(&inputs[0]),
         json_reply(&inputs[1]),
         Reply::Sse(text_events(&["status shown"])),
     ]);
-    let env = env_fast(&server, "");
+    let mut env = env_fast(&server, "");
+    env.var("MODEL", crate::support::SMALL_MODEL);
     let (code, stdout, stderr) = run_yes(&env, "status?");
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, "status shown\n");

@@ -326,6 +326,7 @@ async fn governance_state_round_trips_through_resume() {
             approver: Arc::new(agent::permissions::approval::AlwaysYes),
             sink: Arc::new(NullSink),
             exec: Default::default(),
+            loop_settings: Default::default(),
         });
         agent.set_memory(memory);
         agent

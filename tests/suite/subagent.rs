@@ -107,7 +107,7 @@ fn a_child_stops_after_30_model_calls() {
         replies.push(sse_tool(
             &format!("k{i}"),
             "bash",
-            r#"{"command":"echo again"}"#,
+            &format!(r#"{{"command":"echo again {i}"}}"#),
         ));
     }
     replies.push(sse_text("The subagent gave up; done."));

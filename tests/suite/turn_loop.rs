@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::support::env::texts;
 use crate::support::sse::{check_request_invariants, text_events, tool_events};
-use crate::support::{MockServer, Reply, TestEnv};
+use crate::support::{MockServer, Reply, SMALL_MODEL, TestEnv};
 
 #[test]
 fn bash_tool_call_then_answer() {
@@ -75,7 +75,7 @@ fn empty_reply_is_retried_once_with_a_nudge_then_ends() {
         "delta": {"role": "assistant", "content": "", "tool_calls": []}}]}),
     ];
     let server = MockServer::start(vec![Reply::Sse(empty.clone()), Reply::Sse(empty)]);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["hello"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -109,7 +109,7 @@ fn suggesting_a_command_after_an_edit_gets_one_run_it_yourself_nudge() {
         Reply::Sse(tool_events("b1", "bash", r#"{"command":"sh hello.sh"}"#)),
         Reply::Sse(text_events(&["It prints hello."])),
     ]);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["create hello.sh and run it"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -141,7 +141,7 @@ fn a_bare_shell_block_right_after_the_run_request_is_run() {
         Reply::Sse(text_events(&["```bash\nsh hello.sh\n```"])),
         Reply::Sse(text_events(&["It printed hello."])),
     ]);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["--yes", "create hello.sh and run it"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -177,7 +177,7 @@ fn handing_the_fix_to_the_user_after_a_failed_command_gets_one_fix_it_nudge() {
         ])),
         Reply::Sse(text_events(&["I could not fix it."])),
     ]);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["--yes", "run missing.sh"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -264,8 +264,8 @@ fn repeating_the_answer_after_the_run_request_gets_one_concrete_request() {
     assert_eq!(server.chat_requests().len(), 4, "{stderr}");
 }
 
-/// Runs "Create hello.py that prints hello, then run it" (with `--yes`) against a mock that
-/// first writes `hello.py`, then gives `then`.
+/// Runs "Create hello.py that prints hello, then run it" (with `--yes`, a small model's
+/// name) against a mock that first writes `hello.py`, then gives `then`.
 fn after_writing_hello_py(then: Vec<Reply>) -> (MockServer, std::process::Output) {
     let mut replies = vec![Reply::Sse(tool_events(
         "w1",
@@ -274,7 +274,7 @@ fn after_writing_hello_py(then: Vec<Reply>) -> (MockServer, std::process::Output
     ))];
     replies.extend(then);
     let server = MockServer::start(replies);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["--yes", "Create hello.py that prints hello, then run it"]);
     (server, output)
 }
@@ -300,7 +300,7 @@ fn a_reply_repeating_itself_is_stopped_while_streaming() {
         b"data: [DONE]\n\n".to_vec(),
     ));
     let server = MockServer::start(vec![Reply::SseRaw(pieces)]);
-    let env = TestEnv::with_server(&server);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
     let output = env.run(&["--yes", "what does hello.py do?"]);
     let (stdout, stderr) = texts(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");

@@ -284,6 +284,7 @@ fn session_events() -> Vec<AgentEvent> {
             model: "mock-model".into(),
             workspace: PathBuf::from("/work/project"),
             sandbox: "sandbox workspace-write, network off".into(),
+            coach: "coach off (auto: no sign the model needs help)".into(),
         },
         AgentEvent::TurnStarted {
             input: "fix the failing test".into(),

@@ -34,11 +34,17 @@ impl TestEnv {
         }
     }
 
-    /// A test environment whose endpoint is `server`.
+    /// A test environment whose endpoint is `server` (model `mock-model`, which the coach
+    /// treats like any capable model).
     pub fn with_server(server: &super::MockServer) -> Self {
+        Self::with_model(server, "mock-model")
+    }
+
+    /// A test environment whose endpoint is `server`, serving `model`.
+    pub fn with_model(server: &super::MockServer, model: &str) -> Self {
         let mut env = Self::new();
         env.var("BASE_URL", &server.base_url());
-        env.var("MODEL", "mock-model");
+        env.var("MODEL", model);
         env
     }
 

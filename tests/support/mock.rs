@@ -161,6 +161,30 @@ impl MockServer {
     pub fn remaining(&self) -> usize {
         self.state.lock().expect("lock").replies.len()
     }
+
+    /// The first chat request that breaks the request invariants
+    /// ([`super::sse::check_request_invariants`]): its index and the violation.
+    pub fn invariant_violation(&self) -> Option<(usize, String)> {
+        self.chat_requests().iter().enumerate().find_map(|(i, r)| {
+            super::sse::check_request_invariants(&r.body)
+                .err()
+                .map(|e| (i, e))
+        })
+    }
+}
+
+/// Every test that used the mock checks, when it is done with the server, that every chat
+/// request it received kept the invariants: each tool call answered by exactly one tool
+/// result, ids present, arguments JSON objects, no empty assistant message (SPEC §3.2).
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            return;
+        }
+        if let Some((index, violation)) = self.invariant_violation() {
+            panic!("chat request {index} to the mock broke the request invariants: {violation}");
+        }
+    }
 }
 
 fn handle(mut stream: TcpStream, state: &Mutex<State>) {

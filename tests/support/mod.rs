@@ -8,3 +8,8 @@ pub mod sse;
 
 pub use env::TestEnv;
 pub use mock::{MockServer, Reply};
+
+/// A model name the coach recognises as small (the model `scripts/local-model.sh` serves).
+pub const SMALL_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
+/// A capable model's name: the coach stays off unless the model shows it needs help.
+pub const CAPABLE_MODEL: &str = "gpt-5";

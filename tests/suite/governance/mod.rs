@@ -213,6 +213,7 @@ pub fn in_process_with(
             helper: std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent")),
             ..ExecSettings::default()
         },
+        loop_settings: Default::default(),
     });
     agent.set_governor(setup.governor);
     (agent, recorder)

@@ -1,4 +1,4 @@
-//! Stops a reply that has degenerated into a loop: small local models sometimes repeat the
+//! Stops a reply that has degenerated into a loop (a coach help: on only when the coach is): small local models sometimes repeat the
 //! same paragraph until the context window is full (the 1.5B model here streamed the same
 //! four blocks for ten minutes), and nothing in the protocol ends that, since bytes keep
 //! arriving and no request field limits output on every server.
@@ -53,6 +53,9 @@ impl RepetitionGuard {
             return &self.text;
         };
         let cut = (start + period).min(bytes.len());
+        if bytes[..cut].ends_with(b"\n") {
+            return &self.text[..cut];
+        }
         let mut end = bytes[cut..]
             .iter()
             .take(period)
@@ -65,12 +68,9 @@ impl RepetitionGuard {
     }
 
     /// Bytes streamed so far.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.text.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
     }
 }
 

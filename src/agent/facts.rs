@@ -1,0 +1,88 @@
+//! Typed facts about the current turn, kept by the loop beside the history: the user's
+//! request, and for every tool call its name, arguments and how it ended.
+//!
+//! The coach ([`super::coach`]) and the repeated-call guard ([`super::guard`]) decide from
+//! these, never from the text of a tool result (which is written for the model and changes
+//! with caps, budget lines and wording).
+
+use crate::model::ToolCall;
+use crate::tools::DispatchOutcome;
+
+/// How one tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// The tool ran and returned a result (for `bash`: the command ran, whatever its exit
+    /// code; see [`CallFact::exit_code`]).
+    Ran,
+    /// The tool ran and failed (wrong arguments, missing file, timeout, ...).
+    Failed,
+    /// Stopped before running by a rule, the role or a budget.
+    Blocked,
+    /// The user declined the approval.
+    Denied,
+    /// Never run: the turn was interrupted or had to end first.
+    NotRun,
+}
+
+/// One tool call of the turn and its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFact {
+    pub name: String,
+    /// The arguments as the model sent them (sanitized to a JSON object text).
+    pub arguments: String,
+    pub status: CallStatus,
+    /// The exit code of a command that ran to its end.
+    pub exit_code: Option<i32>,
+}
+
+impl CallFact {
+    /// The fact for `call`, answered by `outcome`.
+    pub fn new(call: &ToolCall, outcome: &DispatchOutcome, dispatched: bool) -> Self {
+        let status = if !dispatched {
+            CallStatus::NotRun
+        } else if outcome.denied {
+            CallStatus::Denied
+        } else if outcome.blocked {
+            CallStatus::Blocked
+        } else if outcome.ok {
+            CallStatus::Ran
+        } else {
+            CallStatus::Failed
+        };
+        Self {
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            status,
+            exit_code: outcome.exit_code,
+        }
+    }
+
+    /// The tool ran and reported no failure (a command exited 0, an edit was applied).
+    pub fn succeeded(&self) -> bool {
+        self.status == CallStatus::Ran && self.exit_code.is_none_or(|code| code == 0)
+    }
+
+    /// The string argument `key`, when the arguments hold one.
+    pub fn string_argument(&self, key: &str) -> Option<String> {
+        let args = serde_json::from_str::<serde_json::Value>(&self.arguments).ok()?;
+        args[key].as_str().map(str::to_string)
+    }
+}
+
+/// The facts of one turn, from the user's request on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnFacts {
+    /// The user's own words for this turn (never a harness message).
+    pub request: String,
+    /// Every tool call of the turn, in the order dispatched.
+    pub calls: Vec<CallFact>,
+}
+
+impl TurnFacts {
+    pub fn new(request: impl Into<String>) -> Self {
+        Self {
+            request: request.into(),
+            calls: Vec::new(),
+        }
+    }
+}
