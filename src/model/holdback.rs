@@ -2,10 +2,11 @@
 //!
 //! A small model's text-written call (see [`super::text_calls`]) must never reach the user's
 //! screen as if it were the answer. While an answer streams, [`Holdback`] shows text at once
-//! unless the reply so far *starts* like such a call: `{`, `<tool_call>`, or a ```` ``` ```` fence
-//! whose info string is empty or `json`. That text is held while it can still be a call and
-//! released as soon as it cannot (more text after the closing `}`, `</tool_call>` or fence, or a
-//! fence in another language); what is still held when the stream ends is decided by the caller
+//! unless the reply so far *starts* like such a call: `{`, `<tool_call>`, `<function`, or a
+//! ```` ``` ```` fence whose info string is empty or `json`. That text is held while it can still
+//! be a call and released as soon as it cannot (more text after the closing `}`, `</tool_call>`
+//! or fence, or a fence in another language). A closing wrapper tag right after a call whose
+//! opening tag was dropped (`…</function>\n</tool_call>`, Qwen3-Coder) keeps it held; what is still held when the stream ends is decided by the caller
 //! (shown if the reply is not a call, dropped if it is). The decision depends only on the text,
 //! never on how it was chunked; scanning is incremental, so holding a long call costs O(n).
 
@@ -38,6 +39,8 @@ const TAGS: &[(&[u8], &[u8])] = &[
     (b"<function", b"</function>"),
 ];
 const FENCE: &[u8] = b"```";
+/// Closing wrapper tags that may follow a call whose opening tag the server dropped.
+const STRAY_CLOSES: &[&[u8]] = &[b"</tool_call>", b"</tools>", b"</function_calls>"];
 
 /// The gate between the streamed text and the screen.
 #[derive(Debug, Clone)]
@@ -184,11 +187,16 @@ impl Holdback {
                     self.closed = false;
                     at += offset;
                 }
+                Some(offset) if self.closed => match stray_close(&bytes[at + offset..]) {
+                    Some(len) => at += offset + len,
+                    None => break,
+                },
                 _ => break,
             }
         }
         self.scanned = at;
-        self.tail_is_blank()
+        let tail = self.held[at..].trim().as_bytes();
+        !self.closed || tail.is_empty() || STRAY_CLOSES.iter().any(|c| c.starts_with(tail))
     }
 
     /// After the call's end only whitespace (as `str::trim` sees it) may follow.
@@ -250,6 +258,10 @@ impl Holdback {
             let after = &self.held[self.scanned..];
             let skip = after.len() - after.trim_start().len();
             let rest = &bytes[self.scanned + skip..];
+            if let Some(len) = stray_close(rest) {
+                self.scanned += skip + len;
+                continue;
+            }
             if let Some((open, close)) = TAGS.iter().find(|(open, _)| rest.starts_with(open)) {
                 self.scanned += skip + open.len();
                 self.body_start = self.scanned;
@@ -260,9 +272,18 @@ impl Holdback {
             // Whitespace, or the start of another opening tag, keeps the reply possible;
             // the next push rescans from here.
             self.scanned += skip;
-            return TAGS.iter().any(|(open, _)| open.starts_with(rest));
+            return TAGS.iter().any(|(open, _)| open.starts_with(rest))
+                || STRAY_CLOSES.iter().any(|close| close.starts_with(rest));
         }
     }
+}
+
+/// The length of the closing wrapper tag `rest` starts with.
+fn stray_close(rest: &[u8]) -> Option<usize> {
+    STRAY_CLOSES
+        .iter()
+        .find(|close| rest.starts_with(close))
+        .map(|close| close.len())
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -303,6 +324,11 @@ mod tests {
             "{{\"name\": \"bash\", \"arguments\": {}}}",
             "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>",
             "<function name=\"bash\"><arguments><command>ls</command></arguments></function>",
+            "<function=bash>\n<parameter=command>\necho QWEN_RAN\n</parameter>\n</function>\n</tool_call>",
+            "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>\n",
+            "<function=bash><parameter=command>ls</parameter></function></tool_call><tool_call><function=bash></function></tool_call>",
+            "{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>\n{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>",
+            "<function=bash></function>\n</tool",
         ];
         for call in calls {
             let pieces = by_char(call);
@@ -329,6 +355,13 @@ mod tests {
             ),
             ("<tool", "", "<tool"),
             ("<b>bold</b>", "<b>bold</b>", ""),
+            (
+                "<function=bash></function>\n</tool_call> done",
+                "<function=bash></function>\n</tool_call> done",
+                "",
+            ),
+            ("{}\n</tool_call>\nok", "{}\n</tool_call>\nok", ""),
+            ("</tool_call>", "</tool_call>", ""),
             ("`code`", "`code`", ""),
         ];
         for (text, shown, held) in cases {
