@@ -139,6 +139,7 @@ impl EventSink for ChildSink {
     fn emit(&self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta { .. }
+            | AgentEvent::TextHeld { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::MessageCompleted { .. }
             | AgentEvent::TurnStarted { .. } => {}

@@ -331,6 +331,7 @@ async fn call_model(
                 AgentEvent::TextDelta { text }
             }
             StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
+            StreamEvent::Held { chars } => AgentEvent::TextHeld { chars },
             StreamEvent::Retrying {
                 attempt,
                 max_attempts,

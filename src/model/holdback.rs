@@ -9,6 +9,13 @@
 //! opening tag was dropped (`…</function>\n</tool_call>`, Qwen3-Coder) keeps it held; what is still held when the stream ends is decided by the caller
 //! (shown if the reply is not a call, dropped if it is). The decision depends only on the text,
 //! never on how it was chunked; scanning is incremental, so holding a long call costs O(n).
+//! While it holds, [`Holdback::progress`] says how much is held, at a modest rate, so the user
+//! sees that the model is writing.
+
+use std::time::{Duration, Instant};
+
+/// Least time between two progress reports while text is held.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// The shape a held reply started with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +70,10 @@ pub struct Holdback {
     in_block: bool,
     /// Tagged: the closing tag of the current block.
     close: &'static [u8],
+    /// Characters (Unicode scalar values) in `held`.
+    held_chars: usize,
+    /// When progress was last reported for the held text.
+    reported: Option<Instant>,
 }
 
 impl Holdback {
@@ -85,6 +96,8 @@ impl Holdback {
             info_checked: false,
             in_block: false,
             close: b"",
+            held_chars: 0,
+            reported: None,
         }
     }
 
@@ -94,6 +107,7 @@ impl Holdback {
             return (!text.is_empty()).then(|| text.to_string());
         }
         self.held.push_str(text);
+        self.held_chars += text.chars().count();
         if self.mode == Mode::Undecided {
             self.decide();
         }
@@ -103,10 +117,28 @@ impl Holdback {
             self.mode = Mode::Released;
         }
         if self.mode == Mode::Released {
+            self.held_chars = 0;
             let out = std::mem::take(&mut self.held);
             return (!out.is_empty()).then_some(out);
         }
         None
+    }
+
+    /// The number of characters held, when a progress report is due at `now`: the first time
+    /// non-blank text is held, then once [`PROGRESS_INTERVAL`] has passed since the last report.
+    /// `None` while nothing (or only whitespace) is held.
+    pub fn progress(&mut self, now: Instant) -> Option<usize> {
+        if self.held.trim().is_empty() {
+            return None;
+        }
+        let due = self
+            .reported
+            .is_none_or(|last| now.saturating_duration_since(last) >= PROGRESS_INTERVAL);
+        if !due {
+            return None;
+        }
+        self.reported = Some(now);
+        Some(self.held_chars)
     }
 
     /// Whether text is currently held back.
@@ -116,6 +148,7 @@ impl Holdback {
 
     /// Ends the stream: the text still held (possibly empty).
     pub fn take_held(&mut self) -> String {
+        self.held_chars = 0;
         std::mem::take(&mut self.held)
     }
 
@@ -378,6 +411,28 @@ mod tests {
                 "{text:?} whole"
             );
         }
+    }
+
+    #[test]
+    fn progress_is_reported_when_holding_starts_then_at_most_every_interval() {
+        let start = Instant::now();
+        let at = |millis: u64| start + Duration::from_millis(millis);
+        let mut gate = Holdback::new(true);
+        gate.push("\n");
+        assert_eq!(gate.progress(at(0)), None, "whitespace only");
+        gate.push("<function=bash>");
+        assert_eq!(gate.progress(at(10)), Some(16));
+        gate.push("\n<parameter=command>é");
+        assert_eq!(gate.progress(at(100)), None, "too soon");
+        assert_eq!(gate.progress(at(260)), Some(37));
+        assert_eq!(gate.progress(at(300)), None);
+        gate.push("ls</parameter></function> and then prose");
+        assert!(!gate.is_holding());
+        assert_eq!(
+            gate.progress(at(900)),
+            None,
+            "released text is shown, not held"
+        );
     }
 
     #[test]
