@@ -208,6 +208,7 @@ async fn run_child(
         context: Some(&context),
     };
     let mut history = vec![Message::user(child_prompt(description, prompt))];
+    context.turn_started(0);
     let mut stats = TurnStats::default();
     let outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
     sink.emit(AgentEvent::TurnCompleted {
