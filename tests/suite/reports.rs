@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::support::env::texts;
 use crate::support::mock::Recorded;
-use crate::support::sse::{check_request_invariants, text_completion, text_events};
+use crate::support::sse::{check_request_invariants, text_completion, text_events, tool_events};
 use crate::support::{MockServer, Reply, TestEnv};
 
 const CASES: &str = include_str!("../data/reports-2026-12.jsonl");
@@ -124,4 +124,78 @@ fn prose_with_an_unwrapped_qwen3_call_stays_text() {
     assert_eq!(stdout, format!("{content}\n"));
     assert!(!stderr.contains("● bash"), "{stderr}");
     assert_valid(&server.chat_requests());
+}
+
+/// A `str_replace` call as the model sends it, then a closing answer.
+fn edit_then_answer(args: &Value) -> MockServer {
+    MockServer::start(vec![
+        Reply::Sse(tool_events("call_1", "str_replace", &args.to_string())),
+        Reply::Sse(text_events(&["edited"])),
+    ])
+}
+
+#[test]
+fn spaces_sent_for_a_tab_indented_file_edit_it_keeping_the_tabs() {
+    let input = case_input("c-tab-indent-edit");
+    let file = &input["file"];
+    let (path, text) = (
+        file["path"].as_str().unwrap(),
+        file["text"].as_str().unwrap(),
+    );
+    let edit = &input["edit"];
+    let server = edit_then_answer(&json!({
+        "path": path, "old_str": edit["old_str"], "new_str": edit["new_str"]
+    }));
+    let env = TestEnv::with_server(&server);
+    env.write(path, text);
+    let output = env.run(&["--yes", "print b instead of a"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "edited\n");
+    let edited = env.read(path);
+    assert_eq!(edited, text.replace("println(\"a\")", "println(\"b\")"));
+    assert!(edited.contains("\t\tprintln(\"b\")"), "{edited:?}");
+    assert!(!edited.lines().any(|l| l.starts_with(' ')), "{edited:?}");
+    let requests = server.chat_requests();
+    assert_valid(&requests);
+    let results = tool_results(&requests[1]);
+    assert!(
+        results[0].starts_with("Edited `main.go` at line 4."),
+        "{results:?}"
+    );
+    assert!(
+        results[0].contains("old_str was indented with spaces but the file indents with tabs"),
+        "{results:?}"
+    );
+}
+
+/// When the place is ambiguous the edit is refused, the file is untouched, and the model is
+/// told the file indents with tabs, with the tabs shown.
+#[test]
+fn an_ambiguous_indentation_only_match_is_refused_showing_the_tabs() {
+    let text =
+        "func a() {\n\tif ok {\n\t\treturn\n\t}\n}\n\nfunc b() {\n\tif ok {\n\t\treturn\n\t}\n}\n";
+    let server = edit_then_answer(&json!({
+        "path": "two.go",
+        "old_str": "    if ok {\n        return",
+        "new_str": "    if ok {\n        panic(1)"
+    }));
+    let env = TestEnv::with_server(&server);
+    env.write("two.go", text);
+    let output = env.run(&["--yes", "panic in b"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(env.read("two.go"), text);
+    let requests = server.chat_requests();
+    assert_valid(&requests);
+    let result = &tool_results(&requests[1])[0];
+    assert!(
+        result.contains("it matches 2 places only if indentation is ignored"),
+        "{result}"
+    );
+    assert!(result.contains("the file indents with tabs"), "{result}");
+    assert!(
+        result.contains("     2\t→if ok {\n     3\t→→return"),
+        "{result}"
+    );
 }
