@@ -30,6 +30,12 @@ pub enum AgentEvent {
     ReasoningDelta {
         text: String,
     },
+    /// The reply so far is held back because it may be a tool call written as text;
+    /// `chars` characters have arrived. Progress only: the text itself follows as
+    /// [`AgentEvent::TextDelta`] if it is not a call. At most a few a second.
+    TextHeld {
+        chars: usize,
+    },
     /// The streamed assistant message ended (text, if any, is complete).
     MessageCompleted {
         text: String,

@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::context::Memory;
 use crate::context::compact::{CompactError, ModelAccess};
 use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
+use crate::context::overflow::InstructionSize;
 use crate::model::{Message, Role};
 use crate::session::{self, Header, Record, SessionError, SessionHandle, SessionInfo, SessionLog};
 use crate::tools::todos::{Todo, TodoStore};
@@ -134,6 +135,23 @@ impl Agent {
         self.system_prompt.truncate(base_len);
         self.memory_prompt = memory.prompt_sections();
         self.system_prompt.push_str(&self.memory_prompt);
+        let workspace = &self.config.workspace;
+        self.context.set_instructions(
+            memory
+                .instructions
+                .files
+                .iter()
+                .map(|file| InstructionSize {
+                    shown: file
+                        .path
+                        .strip_prefix(workspace)
+                        .unwrap_or(&file.path)
+                        .display()
+                        .to_string(),
+                    bytes: file.text.len(),
+                })
+                .collect(),
+        );
         self.todos = memory.todos;
         self.todos_seen
             .store(self.todos.version(), Ordering::SeqCst);

@@ -204,6 +204,7 @@ impl Agent {
             message: user.clone(),
         });
         self.history.push(user);
+        self.context.turn_started(self.history.len() - 1);
         let tools = ToolContext {
             workspace: &self.config.workspace,
             cwd: &self.config.cwd,

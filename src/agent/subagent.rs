@@ -142,6 +142,7 @@ impl EventSink for ChildSink {
     fn emit(&self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta { .. }
+            | AgentEvent::TextHeld { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::MessageCompleted { .. }
             | AgentEvent::TurnStarted { .. } => {}
@@ -214,6 +215,7 @@ async fn run_child(
         repeat_limit: env.repeat_limit,
     };
     let mut history = vec![Message::user(request.clone())];
+    context.turn_started(0);
     let mut stats = TurnStats::default();
     let outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
     sink.emit(AgentEvent::TurnCompleted {

@@ -421,6 +421,7 @@ fn agent_event(event: StreamEvent) -> AgentEvent {
     match event {
         StreamEvent::Text(text) => AgentEvent::TextDelta { text },
         StreamEvent::Reasoning(text) => AgentEvent::ReasoningDelta { text },
+        StreamEvent::Held { chars } => AgentEvent::TextHeld { chars },
         StreamEvent::Retrying {
             attempt,
             max_attempts,

@@ -119,17 +119,26 @@ pub fn head(summary: &str, next_is_user: bool) -> Vec<Message> {
     head
 }
 
-/// A compaction that drops `history[..kept_from]` without a summary, saying so.
-pub fn dropped(history: &[Message], kept_from: usize, idle: bool) -> Compaction {
+/// A compaction that drops `history[..kept_from]` without a summary, saying so. `keep` is the
+/// index of the user's message of the running turn: when it is among the dropped messages it
+/// is kept verbatim, before the note, so the model (and a resumed session) still has it.
+pub fn dropped(
+    history: &[Message],
+    kept_from: usize,
+    idle: bool,
+    keep: Option<usize>,
+) -> Compaction {
+    let kept = keep.filter(|&i| i < kept_from).and_then(|i| history.get(i));
     let note = format!(
         "[The earlier part of this session ({} messages) was dropped to fit the model's \
          context window; it could not be summarized. Ask the user if you need details from it.]",
-        kept_from
+        kept_from - usize::from(kept.is_some())
     );
     let next_is_user = history
         .get(kept_from)
         .map_or(idle, |m| m.role == Role::User);
-    let mut head = vec![Message::harness(note)];
+    let mut head: Vec<Message> = kept.cloned().into_iter().collect();
+    head.push(Message::harness(note));
     if next_is_user {
         head.push(Message::assistant(ACK));
     }

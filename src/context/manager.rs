@@ -11,7 +11,9 @@
 //! [`Compaction::apply`], both of which keep every call/result pair; every change is passed
 //! to the recorder (the session file) so resume rebuilds the same history; after a failed
 //! retry the oldest turns are dropped, so no request is ever replayed unchanged into the
-//! same error.
+//! same error. The user's message of the running turn ([`ContextManager::turn_started`]) is
+//! never dropped: when the system prompt or that message is what does not fit, the turn ends
+//! with an error naming it ([`super::overflow`]) and the history is left as it is.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ContextSettings;
 use super::compact::{self, CompactError, Compaction, ModelAccess};
+use super::overflow::{InstructionSize, Sizes};
 use super::prune::{self, Stub};
 use super::tokens::{estimate_messages, estimate_text, estimate_tools, limit_from_error};
 use crate::agent::events::AgentEvent;
@@ -125,6 +128,8 @@ struct State {
     ratio: Option<f64>,
     /// A smaller window learned from a context-length error.
     learned_window: Option<u64>,
+    /// Index in the history of the user's message of the running turn.
+    task: Option<usize>,
 }
 
 /// Per-session context bookkeeping; shared by reference with the inner loop.
@@ -132,6 +137,8 @@ pub struct ContextManager {
     settings: ContextSettings,
     state: Mutex<State>,
     recorder: Option<EditRecorder>,
+    /// The AGENTS.md files in the system prompt, for naming them after an overflow.
+    instructions: Vec<InstructionSize>,
 }
 
 impl ContextManager {
@@ -140,7 +147,18 @@ impl ContextManager {
             settings,
             state: Mutex::new(State::default()),
             recorder: None,
+            instructions: Vec::new(),
         }
+    }
+
+    /// The AGENTS.md files in the system prompt (shown path and bytes each).
+    pub fn set_instructions(&mut self, files: Vec<InstructionSize>) {
+        self.instructions = files;
+    }
+
+    /// A turn starts: `history[index]` is the user's message, which recovery never drops.
+    pub fn turn_started(&self, index: usize) {
+        self.state().task = Some(index);
     }
 
     /// Every history edit is passed to `recorder`.
@@ -280,21 +298,21 @@ impl ContextManager {
             let current = state.learned_window.unwrap_or(self.settings.window);
             state.learned_window = Some(learned.min(current));
         }
-        let too_long = format!("the request is too long for the model's context window: {message}");
-        if retried || history.len() <= 1 {
-            self.drop_oldest(cx.sink, history, false);
-            return Recovery::GiveUp(if retried {
-                format!(
-                    "{too_long}; it was still too long after compaction, so the oldest turns \
-                     were dropped; if this repeats, set `context_window` under [context] in \
-                     config.toml to the server's limit"
-                )
-            } else {
-                format!(
-                    "{too_long}; the message was dropped from the conversation; send a shorter \
-                     one, or point to a file instead of pasting it"
-                )
-            });
+        let sizes = self.measure(cx, history, limit_from_error(message).is_some());
+        let too_long = format!(
+            "the request is too long for the model's context window (the server said `{}`)",
+            message.trim()
+        );
+        if !sizes.history_can_help() {
+            return Recovery::GiveUp(format!("{too_long}: {}", sizes.explain()));
+        }
+        if retried {
+            let dropped = self.drop_oldest(cx.sink, history, false);
+            return Recovery::GiveUp(format!(
+                "{too_long} even after compaction: {}; {}",
+                sizes.explain(),
+                self.dropped_clause(&dropped)
+            ));
         }
         let access = access(cx, cancel);
         match self
@@ -303,13 +321,47 @@ impl ContextManager {
         {
             Err(CompactError::Interrupted) => Recovery::GiveUp("interrupted by user".into()),
             Err(CompactError::Nothing) => {
-                self.drop_oldest(cx.sink, history, false);
+                let dropped = self.drop_oldest(cx.sink, history, false);
                 Recovery::GiveUp(format!(
-                    "{too_long}; nothing older could be summarized, so the oldest turns were dropped"
+                    "{too_long}: {}; nothing older could be summarized, {}",
+                    sizes.explain(),
+                    self.dropped_clause(&dropped)
                 ))
             }
             _ => Recovery::Retry,
         }
+    }
+
+    /// What [`ContextManager::drop_oldest`] did, for the error.
+    fn dropped_clause(&self, report: &CompactReport) -> String {
+        if report.replaced == 0 {
+            return "nothing older could be dropped".to_string();
+        }
+        let kept = if self.state().task.is_some() {
+            " (your message was kept)"
+        } else {
+            ""
+        };
+        format!(
+            "the oldest {} messages were dropped without a summary{kept}",
+            report.replaced
+        )
+    }
+
+    /// The parts of the request about to be sent with `history`, against the window in use.
+    fn measure(&self, cx: &LoopContext<'_>, history: &[Message], from_server: bool) -> Sizes {
+        let tools = estimate_tools(&cx.dispatcher.registry.specs()) + REMINDER_TOKENS;
+        let task = self.state().task;
+        let mut sizes = Sizes::measure(
+            history,
+            task,
+            estimate_text(cx.system_prompt),
+            tools,
+            self.instructions.clone(),
+        );
+        sizes.window = self.window();
+        sizes.window_from_server = from_server;
+        sizes
     }
 
     /// Summarizes the older history into a handoff note and keeps the recent turns. `idle`
@@ -385,7 +437,7 @@ impl ContextManager {
     }
 
     /// Drops the oldest turns without a summary (last resort), keeping a tail that fits a
-    /// fifth of the window, and says so.
+    /// fifth of the window and the user's message of the running turn, and says so.
     fn drop_oldest(
         &self,
         sink: &Arc<dyn crate::agent::EventSink>,
@@ -394,13 +446,33 @@ impl ContextManager {
     ) -> CompactReport {
         let budget = (TAIL_SHARE * self.window() as f64) as u64;
         let kept_from = compact::choose_tail(history, budget, !idle);
-        let compaction = compact::dropped(history, kept_from, idle);
-        let report = self.apply_compaction(history, compaction, false);
+        let task = self.state().task.filter(|&task| task < kept_from);
+        if kept_from == 0 || (kept_from == 1 && task.is_some()) {
+            let tokens = estimate_messages(history);
+            return CompactReport {
+                replaced: 0,
+                kept: history.len(),
+                tokens_before: tokens,
+                tokens_after: tokens,
+                summarized: false,
+            };
+        }
+        let compaction = compact::dropped(history, kept_from, idle, task);
+        let mut report = self.apply_compaction(history, compaction, false);
+        let kept = match (task.is_some(), report.kept) {
+            (false, last) => format!("the last {last}"),
+            (true, 0) => "your message".to_string(),
+            (true, last) => format!("your message and the last {last}"),
+        };
+        if task.is_some() {
+            report.replaced -= 1;
+            report.kept += 1;
+        }
         sink.emit(AgentEvent::Warning {
             message: format!(
                 "context: dropped the oldest {} messages without a summary to fit the context \
-                 window; kept the last {}",
-                report.replaced, report.kept
+                 window; kept {kept}",
+                report.replaced
             ),
         });
         report
@@ -414,6 +486,17 @@ impl ContextManager {
     ) -> CompactReport {
         let tokens_before = estimate_messages(history);
         let replaced = compaction.kept_from.min(history.len());
+        {
+            // The user's message of the turn moves with the kept tail, or to the front of the
+            // head when a drop keeps it there ([`compact::dropped`]).
+            let mut state = self.state();
+            state.task = state
+                .task
+                .and_then(|task| match task.checked_sub(replaced) {
+                    Some(in_tail) => Some(in_tail + compaction.head.len()),
+                    None => (compaction.head.first() == history.get(task)).then_some(0),
+                });
+        }
         compaction.apply(history);
         let report = CompactReport {
             replaced,
@@ -485,6 +568,34 @@ mod tests {
         );
         manager.reset();
         assert_eq!(manager.estimate(&[], 100), 150);
+    }
+
+    #[test]
+    fn the_users_message_is_followed_through_compactions_and_kept_by_a_drop() {
+        let manager = ContextManager::new(ContextSettings::default());
+        let mut history = vec![
+            Message::user("old"),
+            Message::assistant("old answer"),
+            Message::user("the task"),
+            Message::assistant("working"),
+        ];
+        manager.turn_started(2);
+        let note = Compaction {
+            head: vec![Message::user("note"), Message::assistant("ok")],
+            kept_from: 2,
+        };
+        manager.apply_compaction(&mut history, note, true);
+        assert_eq!(manager.state().task, Some(2));
+        assert_eq!(history[2], Message::user("the task"));
+        let drop = compact::dropped(&history, 4, false, Some(2));
+        manager.apply_compaction(&mut history, drop, false);
+        assert_eq!(manager.state().task, Some(0));
+        assert_eq!(history[0], Message::user("the task"));
+        assert!(
+            history[1]
+                .text_content()
+                .contains("(3 messages) was dropped")
+        );
     }
 
     #[test]

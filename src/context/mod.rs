@@ -6,6 +6,7 @@
 //! - [`compact`]: older history summarized into a handoff note.
 //! - [`manager`]: decides, before each request, whether to prune or compact, and recovers
 //!   from context-length errors.
+//! - [`overflow`]: which part of a rejected request did not fit, and the fix to suggest.
 //! - [`instructions`]: AGENTS.md files and the skills listing for the system prompt.
 //! - [`skills`]: skill discovery (`SKILL.md` with frontmatter).
 
@@ -13,6 +14,7 @@ pub mod compact;
 pub mod instructions;
 pub mod manager;
 pub mod memory;
+pub mod overflow;
 pub mod prune;
 pub mod skills;
 pub mod tokens;

@@ -6,10 +6,11 @@
 //! error objects inside a 200), something the client can adjust and resend at once (streaming,
 //! `stream_options`, `null` content or `reasoning_content` rejected), or fatal (other 4xx,
 //! context length). While streaming, text goes through the [`Holdback`] gate before it is
-//! shown; reasoning is shown as it arrives. The response is read with a cap
+//! shown (while it holds, [`StreamEvent::Held`] reports how much, at a modest rate);
+//! reasoning is shown as it arrives. The response is read with a cap
 //! ([`MAX_RESPONSE_BYTES`]) and an idle timeout per read.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use reqwest::header::CONTENT_TYPE;
@@ -271,6 +272,8 @@ fn show(event: StreamEvent, gate: &mut Holdback, on_event: &mut (dyn FnMut(Strea
         StreamEvent::Text(text) => {
             if let Some(text) = gate.push(&text) {
                 on_event(StreamEvent::Text(text));
+            } else if let Some(chars) = gate.progress(Instant::now()) {
+                on_event(StreamEvent::Held { chars });
             }
         }
         other => on_event(other),

@@ -2,12 +2,20 @@
 //!
 //! A small model's text-written call (see [`super::text_calls`]) must never reach the user's
 //! screen as if it were the answer. While an answer streams, [`Holdback`] shows text at once
-//! unless the reply so far *starts* like such a call: `{`, `<tool_call>`, or a ```` ``` ```` fence
-//! whose info string is empty or `json`. That text is held while it can still be a call and
-//! released as soon as it cannot (more text after the closing `}`, `</tool_call>` or fence, or a
-//! fence in another language); what is still held when the stream ends is decided by the caller
+//! unless the reply so far *starts* like such a call: `{`, `<tool_call>`, `<function`, or a
+//! ```` ``` ```` fence whose info string is empty or `json`. That text is held while it can still
+//! be a call and released as soon as it cannot (more text after the closing `}`, `</tool_call>`
+//! or fence, or a fence in another language). A closing wrapper tag right after a call whose
+//! opening tag was dropped (`…</function>\n</tool_call>`, Qwen3-Coder) keeps it held; what is still held when the stream ends is decided by the caller
 //! (shown if the reply is not a call, dropped if it is). The decision depends only on the text,
 //! never on how it was chunked; scanning is incremental, so holding a long call costs O(n).
+//! While it holds, [`Holdback::progress`] says how much is held, at a modest rate, so the user
+//! sees that the model is writing.
+
+use std::time::{Duration, Instant};
+
+/// Least time between two progress reports while text is held.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// The shape a held reply started with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +46,8 @@ const TAGS: &[(&[u8], &[u8])] = &[
     (b"<function", b"</function>"),
 ];
 const FENCE: &[u8] = b"```";
+/// Closing wrapper tags that may follow a call whose opening tag the server dropped.
+const STRAY_CLOSES: &[&[u8]] = &[b"</tool_call>", b"</tools>", b"</function_calls>"];
 
 /// The gate between the streamed text and the screen.
 #[derive(Debug, Clone)]
@@ -60,6 +70,10 @@ pub struct Holdback {
     in_block: bool,
     /// Tagged: the closing tag of the current block.
     close: &'static [u8],
+    /// Characters (Unicode scalar values) in `held`.
+    held_chars: usize,
+    /// When progress was last reported for the held text.
+    reported: Option<Instant>,
 }
 
 impl Holdback {
@@ -82,6 +96,8 @@ impl Holdback {
             info_checked: false,
             in_block: false,
             close: b"",
+            held_chars: 0,
+            reported: None,
         }
     }
 
@@ -91,6 +107,7 @@ impl Holdback {
             return (!text.is_empty()).then(|| text.to_string());
         }
         self.held.push_str(text);
+        self.held_chars += text.chars().count();
         if self.mode == Mode::Undecided {
             self.decide();
         }
@@ -100,10 +117,28 @@ impl Holdback {
             self.mode = Mode::Released;
         }
         if self.mode == Mode::Released {
+            self.held_chars = 0;
             let out = std::mem::take(&mut self.held);
             return (!out.is_empty()).then_some(out);
         }
         None
+    }
+
+    /// The number of characters held, when a progress report is due at `now`: the first time
+    /// non-blank text is held, then once [`PROGRESS_INTERVAL`] has passed since the last report.
+    /// `None` while nothing (or only whitespace) is held.
+    pub fn progress(&mut self, now: Instant) -> Option<usize> {
+        if self.held.trim().is_empty() {
+            return None;
+        }
+        let due = self
+            .reported
+            .is_none_or(|last| now.saturating_duration_since(last) >= PROGRESS_INTERVAL);
+        if !due {
+            return None;
+        }
+        self.reported = Some(now);
+        Some(self.held_chars)
     }
 
     /// Whether text is currently held back.
@@ -113,6 +148,7 @@ impl Holdback {
 
     /// Ends the stream: the text still held (possibly empty).
     pub fn take_held(&mut self) -> String {
+        self.held_chars = 0;
         std::mem::take(&mut self.held)
     }
 
@@ -184,11 +220,16 @@ impl Holdback {
                     self.closed = false;
                     at += offset;
                 }
+                Some(offset) if self.closed => match stray_close(&bytes[at + offset..]) {
+                    Some(len) => at += offset + len,
+                    None => break,
+                },
                 _ => break,
             }
         }
         self.scanned = at;
-        self.tail_is_blank()
+        let tail = self.held[at..].trim().as_bytes();
+        !self.closed || tail.is_empty() || STRAY_CLOSES.iter().any(|c| c.starts_with(tail))
     }
 
     /// After the call's end only whitespace (as `str::trim` sees it) may follow.
@@ -250,6 +291,10 @@ impl Holdback {
             let after = &self.held[self.scanned..];
             let skip = after.len() - after.trim_start().len();
             let rest = &bytes[self.scanned + skip..];
+            if let Some(len) = stray_close(rest) {
+                self.scanned += skip + len;
+                continue;
+            }
             if let Some((open, close)) = TAGS.iter().find(|(open, _)| rest.starts_with(open)) {
                 self.scanned += skip + open.len();
                 self.body_start = self.scanned;
@@ -260,9 +305,18 @@ impl Holdback {
             // Whitespace, or the start of another opening tag, keeps the reply possible;
             // the next push rescans from here.
             self.scanned += skip;
-            return TAGS.iter().any(|(open, _)| open.starts_with(rest));
+            return TAGS.iter().any(|(open, _)| open.starts_with(rest))
+                || STRAY_CLOSES.iter().any(|close| close.starts_with(rest));
         }
     }
+}
+
+/// The length of the closing wrapper tag `rest` starts with.
+fn stray_close(rest: &[u8]) -> Option<usize> {
+    STRAY_CLOSES
+        .iter()
+        .find(|close| rest.starts_with(close))
+        .map(|close| close.len())
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -303,6 +357,11 @@ mod tests {
             "{{\"name\": \"bash\", \"arguments\": {}}}",
             "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>",
             "<function name=\"bash\"><arguments><command>ls</command></arguments></function>",
+            "<function=bash>\n<parameter=command>\necho QWEN_RAN\n</parameter>\n</function>\n</tool_call>",
+            "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>\n",
+            "<function=bash><parameter=command>ls</parameter></function></tool_call><tool_call><function=bash></function></tool_call>",
+            "{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>\n{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>",
+            "<function=bash></function>\n</tool",
         ];
         for call in calls {
             let pieces = by_char(call);
@@ -329,6 +388,13 @@ mod tests {
             ),
             ("<tool", "", "<tool"),
             ("<b>bold</b>", "<b>bold</b>", ""),
+            (
+                "<function=bash></function>\n</tool_call> done",
+                "<function=bash></function>\n</tool_call> done",
+                "",
+            ),
+            ("{}\n</tool_call>\nok", "{}\n</tool_call>\nok", ""),
+            ("</tool_call>", "</tool_call>", ""),
             ("`code`", "`code`", ""),
         ];
         for (text, shown, held) in cases {
@@ -345,6 +411,28 @@ mod tests {
                 "{text:?} whole"
             );
         }
+    }
+
+    #[test]
+    fn progress_is_reported_when_holding_starts_then_at_most_every_interval() {
+        let start = Instant::now();
+        let at = |millis: u64| start + Duration::from_millis(millis);
+        let mut gate = Holdback::new(true);
+        gate.push("\n");
+        assert_eq!(gate.progress(at(0)), None, "whitespace only");
+        gate.push("<function=bash>");
+        assert_eq!(gate.progress(at(10)), Some(16));
+        gate.push("\n<parameter=command>é");
+        assert_eq!(gate.progress(at(100)), None, "too soon");
+        assert_eq!(gate.progress(at(260)), Some(37));
+        assert_eq!(gate.progress(at(300)), None);
+        gate.push("ls</parameter></function> and then prose");
+        assert!(!gate.is_holding());
+        assert_eq!(
+            gate.progress(at(900)),
+            None,
+            "released text is shown, not held"
+        );
     }
 
     #[test]

@@ -62,6 +62,11 @@ pub enum StreamEvent {
     Text(String),
     /// A piece of reasoning (`reasoning_content`), shown dimmed, never mixed into the text.
     Reasoning(String),
+    /// The reply so far is held back because it may be a tool call written as text
+    /// ([`holdback`]); `chars` characters (Unicode scalar values) are held. Sent when holding
+    /// starts, then at most every [`holdback::PROGRESS_INTERVAL`], so a long held reply still
+    /// shows that the model is writing.
+    Held { chars: usize },
     /// The request failed and is retried after `delay`.
     Retrying {
         attempt: u32,

@@ -12,7 +12,11 @@
 //!   holding JSON call objects or XML calls;
 //! - XML calls `<function=NAME><parameter=KEY>VALUE</parameter>…</function>` (Qwen3-Coder) and
 //!   `<function name="NAME">` with `<parameter name="KEY">` children or an `<arguments>`
-//!   element whose children are the keys.
+//!   element whose children are the keys;
+//! - a bare XML call or JSON call object followed by a stray closing wrapper tag
+//!   (`…</function>\n</tool_call>`): the opening `<tool_call>` is a special token that servers
+//!   without the model's tool parser drop from the content while keeping the closing one
+//!   (Qwen3-Coder under Ollama, LM Studio and mlx-lm; ollama/ollama#13093).
 //!
 //! Any other text stays text, so an answer that merely shows JSON to the user is never
 //! executed: a single block with text before or after it, a call naming a tool that was not
@@ -77,7 +81,7 @@ fn tagged_calls(mut rest: &str) -> Option<Vec<Call>> {
                 (xml_call(element)?, after)
             };
             calls.push(call);
-            rest = after.trim_start();
+            rest = skip_stray_close(after);
             continue;
         }
         let (open, close) = WRAPPERS.iter().find(|(open, _)| rest.starts_with(open))?;
@@ -92,6 +96,16 @@ fn tagged_calls(mut rest: &str) -> Option<Vec<Call>> {
         rest = after.trim_start();
     }
     Some(calls)
+}
+
+/// `text` without leading whitespace and one closing wrapper tag whose opening tag is missing
+/// (see the module doc).
+fn skip_stray_close(text: &str) -> &str {
+    let text = text.trim_start();
+    WRAPPERS
+        .iter()
+        .find_map(|(_, close)| text.strip_prefix(close))
+        .map_or(text, str::trim_start)
 }
 
 /// Splits `text` after the first `close` tag; a missing close tag (generation stopped at it)
@@ -129,7 +143,7 @@ fn json_calls(text: &str) -> Option<Vec<Call>> {
             after = after.strip_prefix('}')?.trim_start();
         }
         calls.push(json_call(&value)?);
-        rest = after;
+        rest = skip_stray_close(after);
     }
     Some(calls)
 }
@@ -239,8 +253,14 @@ fn child_element(text: &str) -> Option<(&str, &str, &str)> {
 /// A parameter value: JSON arrays and objects are taken as such, anything else as text (the
 /// dispatcher's schema check coerces `"60"` for integers).
 fn xml_value(raw: &str) -> Value {
-    let value = raw.strip_prefix('\n').unwrap_or(raw);
-    let value = value.strip_suffix('\n').unwrap_or(value);
+    let value = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    let value = value
+        .strip_suffix("\r\n")
+        .or_else(|| value.strip_suffix('\n'))
+        .unwrap_or(value);
     match serde_json::from_str::<Value>(value.trim()) {
         Ok(parsed @ (Value::Array(_) | Value::Object(_))) => parsed,
         _ => Value::String(value.to_string()),
@@ -328,6 +348,63 @@ mod tests {
             ),
             ls()
         );
+    }
+
+    /// Qwen3-Coder without its opening `<tool_call>` (case `b-qwen3coder-xml-unwrapped`).
+    #[test]
+    fn unwrapped_qwen3_calls() {
+        let echo = |command: &str| ("bash".to_string(), format!(r#"{{"command":"{command}"}}"#));
+        let report = "<function=bash>\n<parameter=command>\necho QWEN_RAN\n</parameter>\n</function>\n</tool_call>";
+        assert_eq!(names(report), Some(vec![echo("echo QWEN_RAN")]));
+        let cases = [
+            (
+                "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>",
+                vec![echo("ls"), echo("pwd")],
+            ),
+            (
+                "<function=bash><parameter=command>ls</parameter></function></tool_call>",
+                vec![echo("ls")],
+            ),
+            (
+                "\n\n<function=bash>\r\n<parameter=command>\r\nls\r\n</parameter>\r\n</function>\r\n</tool_call>\r\n",
+                vec![echo("ls")],
+            ),
+            (
+                "<function= bash >\n  <parameter= command >\nls\n</parameter>\n  </function>\n\n</tool_call>  ",
+                vec![echo("ls")],
+            ),
+            (
+                "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>",
+                vec![echo("ls"), echo("pwd")],
+            ),
+            (
+                "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n</function>",
+                vec![echo("ls"), echo("pwd")],
+            ),
+            (
+                "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
+                vec![echo("ls")],
+            ),
+        ];
+        for (content, expected) in cases {
+            assert_eq!(names(content), Some(expected), "{content:?}");
+        }
+    }
+
+    #[test]
+    fn unwrapped_calls_inside_prose_stay_text() {
+        let cases = [
+            "Call it like this: <function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>",
+            "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\nThat lists the files.",
+            "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\n</tool_call>",
+            "The form is `<function=NAME>` with `<parameter=KEY>` children.",
+            "<function=python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n</tool_call>",
+            "</tool_call>",
+            "{\"name\": \"bash\", \"arguments\": {}}\n</tool_call> and so on",
+        ];
+        for content in cases {
+            assert_eq!(names(content), None, "{content:?}");
+        }
     }
 
     #[test]

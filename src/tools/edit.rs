@@ -7,6 +7,11 @@
 //! splicing work on bytes with CRLF normalized (`matching.rs`): CRLF, the final newline
 //! and non-UTF-8 bytes outside the edit are preserved, and `new_str` is inserted literally.
 //!
+//! An `old_str` that differs from one place in the file only in indentation (spaces sent for
+//! tabs, 4-space for 2-space, a block at another depth) is applied there with `new_str`
+//! re-indented like the file (`indent.rs`, case c-tab-indent-edit); when that is ambiguous
+//! the error says how the file indents and shows the lines with tabs made visible (`→`).
+//!
 //! Decisions: a file the agent never read may be edited (the exact match of `old_str` already
 //! proves the model knows the text it replaces), but a file changed on disk since the agent
 //! last read or wrote it is refused (case c-stale-file-edit). Files over 16 MiB, read-only
@@ -17,6 +22,7 @@ use serde_json::json;
 
 use super::files::str_arg;
 use super::guards::{check_fresh, check_writable, not_found};
+use super::indent::{self, Kind, Outcome};
 use super::matching::{self, Closest, Text};
 use super::paths::{self, Resolved};
 use super::textfile;
@@ -96,7 +102,39 @@ impl Tool for StrReplaceTool {
         let text = Text::new(&bytes);
         let starts = text.find(&old_lf);
         if starts.is_empty() {
-            return Err(no_match(&r, &text, &old_lf));
+            return match indent::find(text.norm(), &old_lf, &new_lf) {
+                Outcome::Edit {
+                    start,
+                    len,
+                    new,
+                    lines,
+                } => {
+                    let updated = text.splice(&[start], len, &text.with_ending(&new));
+                    let mut output = write_edit(ctx, &r, &bytes, updated, &[lines.0], &new)?;
+                    output.text.push_str(&reindented_note(&text, &old_lf));
+                    Ok(output)
+                }
+                Outcome::Several(ranges) => Err(indent_error(
+                    &r,
+                    &text,
+                    &format!(
+                        "it matches {} places only if indentation is ignored; add \
+                         neighbouring lines to old_str so it matches one place",
+                        ranges.len()
+                    ),
+                    &ranges,
+                )),
+                Outcome::Unconvertible { lines, reason } => Err(indent_error(
+                    &r,
+                    &text,
+                    &format!(
+                        "it matches lines {}-{} only if indentation is ignored, but {reason}",
+                        lines.0, lines.1
+                    ),
+                    &[lines],
+                )),
+                Outcome::Nothing => Err(no_match(&r, &text, &old_lf)),
+            };
         }
         let lines = text.lines_of(&starts);
         if starts.len() > 1 && !replace_all {
@@ -110,21 +148,85 @@ impl Tool for StrReplaceTool {
             ));
         }
         let updated = text.splice(&starts, old_lf.len(), &text.with_ending(&new_lf));
-        super::atomic::write(&r.real, &updated)
-            .map_err(|e| textfile::io_error("cannot write", &r, &e))?;
-        let modified = std::fs::metadata(&r.real).and_then(|m| m.modified()).ok();
-        ctx.files
-            .record(&r.real, Snapshot::of_bytes(&updated, modified));
-        Ok(ToolOutput {
-            text: summary(&r, &updated, &lines, &new_lf),
-            display: Some(ToolDisplay::Diff {
-                path: r.shown.clone(),
-                before: String::from_utf8_lossy(&bytes).into_owned(),
-                after: String::from_utf8_lossy(&updated).into_owned(),
-            }),
-            exit_code: None,
-        })
+        write_edit(ctx, &r, &bytes, updated, &lines, &new_lf)
     }
+}
+
+/// Writes the edited file atomically, records it as seen, and describes the edit.
+fn write_edit(
+    ctx: &ToolContext<'_>,
+    r: &Resolved,
+    before: &[u8],
+    updated: Vec<u8>,
+    lines: &[usize],
+    new_lf: &str,
+) -> Result<ToolOutput, ToolError> {
+    super::atomic::write(&r.real, &updated)
+        .map_err(|e| textfile::io_error("cannot write", r, &e))?;
+    let modified = std::fs::metadata(&r.real).and_then(|m| m.modified()).ok();
+    ctx.files
+        .record(&r.real, Snapshot::of_bytes(&updated, modified));
+    Ok(ToolOutput {
+        text: summary(r, &updated, lines, new_lf),
+        display: Some(ToolDisplay::Diff {
+            path: r.shown.clone(),
+            before: String::from_utf8_lossy(before).into_owned(),
+            after: String::from_utf8_lossy(&updated).into_owned(),
+        }),
+        exit_code: None,
+    })
+}
+
+/// The kind of indentation `old_lf`'s lines use, if any line is indented.
+fn old_kind(old_lf: &str) -> Option<Kind> {
+    indent::file_kind(old_lf.as_bytes())
+}
+
+/// How the file indents, for errors: `the file indents with tabs (→ marks a tab)`.
+fn how_it_indents(text: &Text<'_>) -> String {
+    match indent::file_kind(text.norm()) {
+        Some(Kind::Tab) => "the file indents with tabs (→ in the lines shown is a tab; send a \
+                            tab character, \\t in JSON, not spaces and not →)"
+            .to_string(),
+        Some(Kind::Space) => "the file indents with spaces, not tabs".to_string(),
+        None => "the file has no indented lines".to_string(),
+    }
+}
+
+/// The note added to a result when `old_str` matched only ignoring indentation.
+fn reindented_note(text: &Text<'_>, old_lf: &str) -> String {
+    let file = indent::file_kind(text.norm());
+    match (old_kind(old_lf), file) {
+        (Some(sent), Some(file)) if sent != file => format!(
+            "\nold_str was indented with {} but the file indents with {}: it was matched \
+             ignoring indentation and new_str was indented with {} like the file; send the \
+             file's indentation next time.",
+            sent.plural(),
+            file.plural(),
+            file.plural()
+        ),
+        _ => "\nold_str was indented differently from the file: it was matched ignoring \
+              indentation and new_str was re-indented to fit the file."
+            .to_string(),
+    }
+}
+
+/// The error for an `old_str` that matches only ignoring indentation and cannot be applied.
+fn indent_error(r: &Resolved, text: &Text<'_>, what: &str, ranges: &[(usize, usize)]) -> ToolError {
+    let tabs = indent::file_kind(text.norm()) == Some(Kind::Tab);
+    let mut message = format!(
+        "old_str was not found in `{}` as written; {what}; {}:\n",
+        r.shown,
+        how_it_indents(text)
+    );
+    for (a, b) in ranges.iter().take(3) {
+        message.push_str(&text.excerpt_marked(*a, *b, matching::MAX_REGION_LINES, tabs));
+    }
+    message.push_str(
+        "copy old_str from these lines with their exact indentation (without the line \
+         numbers), and indent new_str the same way",
+    );
+    ToolError::new("no match", message)
 }
 
 /// Refuses an empty `old_str` and a no-op edit.
@@ -158,8 +260,14 @@ fn list_lines(lines: &[usize]) -> String {
     listed.join(", ")
 }
 
-/// The error for an `old_str` that matches nothing, showing the closest region.
+/// The error for an `old_str` that matches nothing, showing the closest region. When its
+/// indentation is of another kind than the file's, the error says how the file indents and
+/// shows tabs as `→`.
 fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
+    let file = indent::file_kind(text.norm());
+    let other_kind = old_kind(old_lf).is_some_and(|sent| Some(sent) != file);
+    let tabs = other_kind && file == Some(Kind::Tab);
+    let excerpt = |a: usize, b: usize| text.excerpt_marked(a, b, matching::MAX_REGION_LINES, tabs);
     let mut message = match text.closest(old_lf) {
         Closest::Whitespace(ranges) => {
             let at: Vec<String> = ranges
@@ -179,7 +287,7 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
                 at.join(", ")
             );
             for (a, b) in ranges.iter().take(3) {
-                m.push_str(&text.excerpt(*a, *b, matching::MAX_REGION_LINES));
+                m.push_str(&excerpt(*a, *b));
             }
             m.push_str(
                 "old_str must match exactly, including spaces, tabs and indentation; copy it \
@@ -191,7 +299,7 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
             "old_str was not found in `{}`; the closest text is at lines {a}-{b}:\n{}\
              check whitespace and indentation, or re-read the file; old_str must match exactly",
             r.shown,
-            text.excerpt(a, b, matching::MAX_REGION_LINES)
+            excerpt(a, b)
         ),
         Closest::NotSearched => format!(
             "old_str was not found in `{}`; re-read the part you mean to change (read_file \
@@ -205,6 +313,9 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
             r.shown
         ),
     };
+    if other_kind {
+        message.push_str(&format!("\n{}", how_it_indents(text)));
+    }
     if has_line_numbers(old_lf) {
         message.push_str(
             "\nold_str seems to start its lines with line numbers from read_file; they are not \
@@ -429,6 +540,130 @@ mod tests {
             json!({"path": "src/lib.rs", "old_str": "fn b()", "new_str": "fn c()"}),
         )
         .unwrap();
+    }
+
+    const GO: &str = "package main\n\nfunc main() {\n\tif true {\n\t\tprintln(\"a\")\n\t}\n}\n";
+
+    /// Case c-tab-indent-edit: spaces sent for a gofmt'd file.
+    #[test]
+    fn spaces_for_tabs_are_applied_keeping_the_tabs() {
+        let f = Fixture::new();
+        f.put("main.go", GO);
+        let out = edit(
+            &f,
+            json!({"path": "main.go", "old_str": "    if true {\n        println(\"a\")",
+                "new_str": "    if true {\n        println(\"b\")"}),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(f.get("main.go")).unwrap(),
+            GO.replace("println(\"a\")", "println(\"b\")")
+        );
+        assert!(
+            out.text.starts_with("Edited `main.go` at line 4."),
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text.ends_with(
+                "old_str was indented with spaces but the file indents with tabs: it was \
+                 matched ignoring indentation and new_str was indented with tabs like the \
+                 file; send the file's indentation next time."
+            ),
+            "{}",
+            out.text
+        );
+        // The same kind of edit on a CRLF file keeps CRLF and tabs.
+        f.put("win.go", GO.replace('\n', "\r\n"));
+        edit(
+            &f,
+            json!({"path": "win.go", "old_str": "    if true {\r\n        println(\"a\")\r\n    }",
+                "new_str": "    if false {\n        println(\"a\")\n    }"}),
+        )
+        .unwrap();
+        assert_eq!(
+            f.get("win.go"),
+            GO.replace("true", "false")
+                .replace('\n', "\r\n")
+                .into_bytes()
+        );
+    }
+
+    #[test]
+    fn tabs_for_spaces_and_other_widths_are_applied() {
+        let f = Fixture::new();
+        let py = "def f():\n    if x:\n        return 1\n    return 2\n";
+        f.put("f.py", py);
+        let out = edit(
+            &f,
+            json!({"path": "f.py", "old_str": "\tif x:\n\t\treturn 1", "new_str": "\tif x:\n\t\tlog()\n\t\treturn 1"}),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(f.get("f.py")).unwrap(),
+            py.replace("        return 1", "        log()\n        return 1")
+        );
+        assert!(
+            out.text
+                .contains("indented with tabs but the file indents with spaces")
+        );
+        let js = "if (x) {\n  go();\n}\n";
+        f.put("a.js", js);
+        let out = edit(
+            &f,
+            json!({"path": "a.js", "old_str": "if (x) {\n    go();\n}", "new_str": "if (x) {\n    go(1);\n    go(2);\n}"}),
+        )
+        .unwrap();
+        assert_eq!(f.get("a.js"), b"if (x) {\n  go(1);\n  go(2);\n}\n");
+        assert!(
+            out.text
+                .ends_with("new_str was re-indented to fit the file."),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn ambiguous_indentation_is_refused_showing_the_tabs() {
+        let f = Fixture::new();
+        let twice = "a {\n\tb()\n}\nc {\n\tb()\n}\n";
+        f.put("t.go", twice);
+        let e = edit(
+            &f,
+            json!({"path": "t.go", "old_str": "    b()\n}", "new_str": "    d()\n}"}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "old_str was not found in `t.go` as written; it matches 2 places only if \
+             indentation is ignored; add neighbouring lines to old_str so it matches one place; \
+             the file indents with tabs (→ in the lines shown is a tab; send a tab character, \
+             \\t in JSON, not spaces and not →):\n     2\t→b()\n     3\t}\n     5\t→b()\n     6\t}\n\
+             copy old_str from these lines with their exact indentation (without the line \
+             numbers), and indent new_str the same way"
+        );
+        assert_eq!(f.get("t.go"), twice.as_bytes());
+        let e = edit(
+            &f,
+            json!({"path": "t.go", "old_str": "a {\n    b()", "new_str": "a {\n      b(1)"}),
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains(
+                "it matches lines 1-2 only if indentation is ignored, but line 2 of new_str is \
+                 indented by 6 characters, which is no whole number of the file's tabs"
+            ),
+            "{e}"
+        );
+        assert_eq!(f.get("t.go"), twice.as_bytes());
+        // No place even ignoring indentation: the closest lines, tabs shown.
+        let e = edit(
+            &f,
+            json!({"path": "t.go", "old_str": "c {\n    b(1)", "new_str": "x"}),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("     5\t→b()"), "{e}");
+        assert!(e.message.ends_with("not spaces and not →)"), "{e}");
     }
 
     #[test]

@@ -101,6 +101,11 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// The LF-normalized view of the file.
+    pub fn norm(&self) -> &[u8] {
+        &self.norm
+    }
+
     /// Start indices (in the normalized view) of the non-overlapping matches of `needle`.
     pub fn find(&self, needle: &str) -> Vec<usize> {
         memmem::find_iter(&self.norm, needle.as_bytes()).collect()
@@ -160,6 +165,18 @@ impl<'a> Text<'a> {
     /// Lines `first..=last` (1-based), numbered like `read_file`, at most `max_lines` of
     /// them, each cut at 200 characters.
     pub fn excerpt(&self, first: usize, last: usize, max_lines: usize) -> String {
+        self.excerpt_marked(first, last, max_lines, false)
+    }
+
+    /// Like [`Text::excerpt`]; with `tabs_visible` every tab in a line is shown as `→`, so
+    /// a model that reads tabs as spaces can tell them apart.
+    pub fn excerpt_marked(
+        &self,
+        first: usize,
+        last: usize,
+        max_lines: usize,
+        tabs_visible: bool,
+    ) -> String {
         let first = first.max(1);
         let count = last.saturating_add(1).saturating_sub(first).min(max_lines);
         let body = self.norm.strip_suffix(b"\n").unwrap_or(&self.norm);
@@ -175,8 +192,12 @@ impl<'a> Text<'a> {
         {
             let line = String::from_utf8_lossy(line);
             let line = line.strip_suffix('\r').unwrap_or(&line);
-            let shown: String = line.chars().take(MAX_REGION_LINE_CHARS).collect();
-            let cut = if shown.len() < line.len() {
+            let shown: String = line
+                .chars()
+                .take(MAX_REGION_LINE_CHARS)
+                .map(|c| if tabs_visible && c == '\t' { '→' } else { c })
+                .collect();
+            let cut = if line.chars().nth(MAX_REGION_LINE_CHARS).is_some() {
                 " [...]"
             } else {
                 ""

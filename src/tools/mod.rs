@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod edit;
 pub mod files;
 mod guards;
+mod indent;
 mod listing;
 mod matching;
 pub mod paths;

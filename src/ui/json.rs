@@ -17,6 +17,10 @@
 //! | `retry` | `attempt`, `max_attempts`, `delay_ms`, `reason` |
 //! | `notice`, `warning`, `error` | `message` |
 //! | `turn.completed` | `usage` (`prompt_tokens`, `completion_tokens`, `cached_tokens`, `cost_usd`; null when not reported), `model_calls`, `context_tokens`, `context_window` |
+//!
+//! Progress of a reply held back as a possible tool call ([`AgentEvent::TextHeld`]) is not
+//! written: the lines record what the session did, and the held text follows as
+//! `tool.started` or `message.delta` once it is decided.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -47,7 +51,10 @@ impl JsonSink {
 
 impl EventSink for JsonSink {
     fn emit(&self, event: AgentEvent) {
-        let Ok(mut line) = serde_json::to_string(&JsonEvent::from(&event)) else {
+        let Some(json) = JsonEvent::of(&event) else {
+            return;
+        };
+        let Ok(mut line) = serde_json::to_string(&json) else {
             return;
         };
         line.push('\n');
@@ -163,9 +170,10 @@ fn millis(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-impl<'a> From<&'a AgentEvent> for JsonEvent<'a> {
-    fn from(event: &'a AgentEvent) -> Self {
-        match event {
+impl<'a> JsonEvent<'a> {
+    /// The wire form of `event`; `None` for progress that is not written (see the module doc).
+    pub fn of(event: &'a AgentEvent) -> Option<Self> {
+        Some(match event {
             AgentEvent::SessionStarted {
                 session_id,
                 model,
@@ -182,6 +190,7 @@ impl<'a> From<&'a AgentEvent> for JsonEvent<'a> {
             },
             AgentEvent::TurnStarted { input } => JsonEvent::TurnStarted { input },
             AgentEvent::TextDelta { text } => JsonEvent::MessageDelta { text },
+            AgentEvent::TextHeld { .. } => return None,
             AgentEvent::ReasoningDelta { text } => JsonEvent::ReasoningDelta { text },
             AgentEvent::MessageCompleted {
                 text,
@@ -256,7 +265,7 @@ impl<'a> From<&'a AgentEvent> for JsonEvent<'a> {
             AgentEvent::Error { message } => JsonEvent::Error { message },
             AgentEvent::TodosChanged { todos } => JsonEvent::TodosChanged { todos },
             AgentEvent::Subagent { event } => JsonEvent::Subagent {
-                event: Box::new(JsonEvent::from(event.as_ref())),
+                event: Box::new(JsonEvent::of(event.as_ref())?),
             },
             AgentEvent::TurnCompleted {
                 usage,
@@ -269,6 +278,6 @@ impl<'a> From<&'a AgentEvent> for JsonEvent<'a> {
                 context_tokens: *context_tokens,
                 context_window: *context_window,
             },
-        }
+        })
     }
 }

@@ -26,18 +26,28 @@ pub const CLEAR: &str = "\r\x1b[2K";
 pub struct Waiting {
     pub label: &'static str,
     pub since: Instant,
+    /// Characters received so far, for a reply that is being written but not shown yet.
+    pub chars: Option<usize>,
 }
 
-/// One frame: `⠹ thinking 3s · Ctrl-C to interrupt`, fitted to `width` (0 = any width).
+/// One frame: `⠹ thinking 3s · Ctrl-C to interrupt`, or with a count of characters received
+/// `⠹ writing 1.2k chars 3s · Ctrl-C to interrupt`, fitted to `width` (0 = any width).
 pub fn frame(
     index: usize,
-    label: &str,
+    waiting: &Waiting,
     elapsed: Duration,
     painter: Painter,
     width: usize,
 ) -> String {
     let spinner = FRAMES[index % FRAMES.len()];
-    let words = format!("{label} {}s · Ctrl-C to interrupt", elapsed.as_secs());
+    let count = waiting.chars.map_or(String::new(), |chars| {
+        format!(" {} chars", text::compact_number(chars as u64))
+    });
+    let words = format!(
+        "{}{count} {}s · Ctrl-C to interrupt",
+        waiting.label,
+        elapsed.as_secs()
+    );
     let words = if width > 2 {
         text::truncate(&words, width - 3)
     } else {

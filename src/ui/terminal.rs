@@ -2,8 +2,9 @@
 //!
 //! Assistant text streams as rendered markdown ([`super::markdown`]); each tool call is one
 //! line (`● bash  cargo test`) followed by a dimmed preview of its result, or by a coloured
-//! diff for file edits; a spinner shows while the model or a tool is being waited for; a
-//! usage line ends each turn; a blank line separates blocks.
+//! diff for file edits; a spinner shows while the model or a tool is being waited for (and,
+//! while a reply that may be a tool call is held back, `writing N chars`); a usage line ends
+//! each turn; a blank line separates blocks.
 //!
 //! Each output stream gets its own [`Painter`]: colour and markdown only when that stream is
 //! a terminal and neither `NO_COLOR` nor `TERM=dumb` is set. Plain mode writes no escape
@@ -180,6 +181,11 @@ fn open(target: Target) -> (Box<dyn Write + Send>, bool) {
 impl EventSink for TerminalSink {
     fn emit(&self, event: AgentEvent) {
         let mut screen = self.lock();
+        if let AgentEvent::TextHeld { chars } = event {
+            // Progress only: the next spinner frame shows it; nothing is printed.
+            screen.held(chars);
+            return;
+        }
         screen.clear_spinner();
         screen.handle(event);
     }
@@ -200,7 +206,7 @@ impl Canvas for Screen {
         }
         let width = self.width();
         let stream = self.activity();
-        let frame = spinner::frame(index, waiting.label, elapsed, stream.painter, width);
+        let frame = spinner::frame(index, &waiting, elapsed, stream.painter, width);
         stream.write(&format!("{}{frame}", spinner::CLEAR));
         self.spinner_drawn = true;
     }
@@ -226,7 +232,23 @@ impl Screen {
             self.waiting = Some(Waiting {
                 label,
                 since: Instant::now(),
+                chars: None,
             });
+        }
+    }
+
+    /// A reply is being written but held back: the spinner says `writing` with the count.
+    /// Reasoning shown before it is over (the reply's text has started).
+    fn held(&mut self, chars: usize) {
+        if self.in_reasoning {
+            self.clear_spinner();
+            self.in_reasoning = false;
+            self.text.end_line();
+            self.gap_pending = true;
+        }
+        self.wait("writing");
+        if let Some(waiting) = self.waiting.as_mut() {
+            waiting.chars = Some(chars);
         }
     }
 
@@ -249,6 +271,7 @@ impl Screen {
     fn handle(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta { text } => self.text_delta(&text),
+            AgentEvent::TextHeld { chars } => self.held(chars),
             AgentEvent::ReasoningDelta { text } => self.reasoning_delta(&text),
             AgentEvent::MessageCompleted { .. } => {
                 self.end_message();

@@ -151,6 +151,10 @@ async fn run_loop(
     let sink: Arc<dyn EventSink> = events.clone();
     let context = ContextManager::new(settings);
     let coach = agent::agent::CoachSwitch::new(Default::default(), "mock-model");
+    // As the agent does when it adds the user's message.
+    if history.last().is_some_and(|m| m.role == Role::User) {
+        context.turn_started(history.len() - 1);
+    }
     let cx = LoopContext {
         request: "",
         client: &client,
@@ -446,7 +450,7 @@ async fn context_length_error_compacts_and_retries_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn overflowing_summary_drops_oldest_turns_and_says_so() {
     // Bodies over 1,200 bytes are rejected, the summary request included: the oldest turns
-    // are dropped without a summary and the retry goes through.
+    // are dropped without a summary (the user's message is kept) and the retry goes through.
     let server = MockServer::start(vec![
         sized_call("c1", "one", 6000),
         Reply::Json(text_completion("answer after the drop")),
@@ -468,21 +472,28 @@ async fn overflowing_summary_drops_oldest_turns_and_says_so() {
         }
     );
     assert!(
-        events
-            .notices()
-            .iter()
-            .any(|n| n.contains("dropped the oldest 3 messages")),
+        events.notices().iter().any(|n| n.ends_with(
+            "dropped the oldest 2 messages without a summary to fit the \
+                 context window; kept your message"
+        )),
         "{:?}",
         events.notices()
     );
     let last = server.chat_requests().pop().unwrap();
     assert!(last.raw_body.len() <= 1_200);
     check_request_invariants(&last.body).unwrap();
+    // The user's message stays, verbatim, before the note.
     assert!(
-        contents(&last)[1]
-            .1
-            .starts_with("[The earlier part of this session (3 messages) was dropped")
+        contents(&last)[1].1.starts_with("go"),
+        "{:?}",
+        contents(&last)
     );
+    assert!(
+        contents(&last)[2]
+            .1
+            .starts_with("[The earlier part of this session (2 messages) was dropped")
+    );
+    assert_eq!(history[0], Message::user("go"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -501,13 +512,20 @@ async fn a_server_that_rejects_everything_never_makes_the_loop_replay() {
         panic!("expected a failure, got {outcome:?}");
     };
     assert!(
-        message.starts_with("the request is too long for the model's context window: "),
+        message.starts_with(
+            "the request is too long for the model's context window (the server said \
+             `Request is longer than this model allows.`) even after compaction: the \
+             conversation so far is about"
+        ),
         "{message}"
     );
     assert!(
-        message.contains("still too long after compaction, so the oldest turns were dropped"),
+        message.ends_with(
+            "the oldest 2 messages were dropped without a summary (your message was kept)"
+        ),
         "{message}"
     );
+    assert_eq!(history.last(), Some(&Message::user("go")));
     // The request, one summary attempt (the bounded transcript form), one retry: then it ends.
     assert_eq!(server.chat_requests().len(), 3);
     // The next turn starts from the drop note and again makes a bounded number of attempts.
@@ -515,7 +533,8 @@ async fn a_server_that_rejects_everything_never_makes_the_loop_replay() {
     let outcome = run_loop(&server, wide(), &mut history, &events).await;
     assert!(matches!(outcome, TurnOutcome::Failed { .. }), "{outcome:?}");
     assert!(server.chat_requests().len() <= 8);
-    // A lone message the server rejects is answered at once and dropped.
+    // A lone message the server rejects is answered at once, blaming what is larger, and
+    // kept: nothing in the history can make room.
     let mut lone = vec![Message::user("x")];
     let before = server.chat_requests().len();
     let outcome = run_loop(&server, wide(), &mut lone, &events).await;
@@ -523,9 +542,14 @@ async fn a_server_that_rejects_everything_never_makes_the_loop_replay() {
         panic!("expected a failure, got {outcome:?}");
     };
     assert!(
-        message.contains("the message was dropped from the conversation"),
+        message.contains(": the system prompt and tool definitions are about"),
         "{message}"
     );
+    assert!(
+        message.contains("your message was not the problem and was kept"),
+        "{message}"
+    );
+    assert_eq!(lone, vec![Message::user("x")]);
     assert_eq!(server.chat_requests().len(), before + 1);
 }
 
@@ -762,4 +786,82 @@ fn a_project_max_output_chars_tightens_the_cap_and_a_tiny_one_is_an_error() {
         ),
         "{stderr}"
     );
+}
+
+/// The report behind issue 13 item 8: a 28 KB AGENTS.md, a 4,096-token window and a
+/// 15-character task. The error blames the instructions with their size and the fix, and the
+/// task stays in the history, the session file and what resume shows.
+#[test]
+fn an_oversized_agents_md_is_blamed_and_the_task_is_kept() {
+    let server = MockServer::start(vec![]);
+    server.reject_over(16_000, overflow());
+    let env = TestEnv::with_server(&server);
+    env.write(
+        "AGENTS.md",
+        &"Always write the tests first.\n".repeat(28 * 1024 / 30 + 1)[..28 * 1024],
+    );
+    env.config("[context]\ncontext_window = 4096\n");
+    let output = env.run(&["check the build"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    for expected in [
+        "error: the request is too long for the model's context window",
+        "the AGENTS.md instructions (`AGENTS.md` 28,672 bytes) are about 7,168 tokens",
+        "more than the whole context window of 4,096 tokens",
+        "your message was not the problem and was kept",
+        "shorten AGENTS.md, or raise `context_window` under [context] in config.toml",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} missing:\n{stderr}");
+    }
+    for wrong in ["shorter one", "dropped"] {
+        assert!(!stderr.contains(wrong), "{wrong:?} in:\n{stderr}");
+    }
+    let sessions = env.agent_home.join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        log.contains(r#"{"role":"user","content":"check the build"}"#),
+        "{log}"
+    );
+    assert!(
+        !log.contains("compacted") && !log.contains("was dropped"),
+        "{log}"
+    );
+
+    let output = env.run(&["--resume", "and the tests"]);
+    let (_, stderr) = texts(&output);
+    assert!(
+        stderr.contains("last request: \"check the build\""),
+        "{stderr}"
+    );
+    let requests = server.chat_requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "one request a turn, no compaction attempts"
+    );
+    let users: Vec<String> = requests[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(users, ["check the build", "and the tests"]);
+    for request in &requests {
+        check_request_invariants(&request.body).unwrap();
+    }
 }

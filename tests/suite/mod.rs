@@ -12,6 +12,7 @@ mod permissions;
 mod provider;
 mod provider_client;
 mod pty;
+mod reports;
 mod request_shape;
 mod sandbox;
 mod sandbox_bench;

@@ -613,7 +613,10 @@ fn context_length_exceeded_is_not_retried_and_is_readable() {
     let (code, _, stderr) = run_yes(&env, "go");
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("the request is too long for the model's context window: Request is longer than this model allows."),
+        stderr.contains(
+            "the request is too long for the model's context window (the server said `Request \
+             is longer than this model allows.`)"
+        ),
         "{stderr}"
     );
     assert_eq!(server.chat_requests().len(), 1);

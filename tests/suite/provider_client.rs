@@ -293,7 +293,10 @@ fn a_text_written_call_is_held_back_and_plain_text_released() {
     let message = result.unwrap().message;
     assert_eq!(message.content, None);
     assert_eq!(message.tool_calls.len(), 1);
-    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        events.iter().all(|e| matches!(e, StreamEvent::Held { .. })),
+        "{events:?}"
+    );
     let (result, events) = complete(&client, &request());
     assert_eq!(
         result.unwrap().message.text_content(),
@@ -301,7 +304,10 @@ fn a_text_written_call_is_held_back_and_plain_text_released() {
     );
     assert_eq!(
         events,
-        vec![StreamEvent::Text("<tool_call> is a tag".into())]
+        vec![
+            StreamEvent::Held { chars: 5 },
+            StreamEvent::Text("<tool_call> is a tag".into())
+        ]
     );
 }
 
@@ -365,4 +371,52 @@ fn httpdate(unix: u64) -> String {
 #[test]
 fn test_httpdate_formatter_matches_rfc_example() {
     assert_eq!(httpdate(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+}
+
+/// A reply held back as a possible tool call reports its progress (characters held, never
+/// decreasing) and no text; a reply that turns out to be prose is shown once it is decided.
+#[test]
+fn a_held_reply_reports_progress_instead_of_text() {
+    let call = r#"{"name": "bash", "arguments": {"command": "ls"}}"#;
+    let pieces: Vec<String> = call
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(5)
+        .map(|c| c.iter().collect())
+        .collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let server = MockServer::start(vec![
+        Reply::Sse(text_events(&refs)),
+        Reply::Sse(text_events(&["{\"a\": 1}", " is JSON"])),
+    ]);
+    let (client, _) = client(&server, ProviderSettings::default());
+    let held = |events: &[StreamEvent]| -> Vec<usize> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Held { chars } => Some(*chars),
+                _ => None,
+            })
+            .collect()
+    };
+    let (result, events) = complete(&client, &request());
+    assert_eq!(result.unwrap().message.tool_calls.len(), 1);
+    let counts = held(&events);
+    assert_eq!(counts.first(), Some(&5), "{events:?}");
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    assert!(counts.iter().all(|n| *n <= call.len()), "{counts:?}");
+    assert!(
+        !events.iter().any(|e| matches!(e, StreamEvent::Text(_))),
+        "{events:?}"
+    );
+
+    let (result, events) = complete(&client, &request());
+    assert_eq!(result.unwrap().message.text_content(), "{\"a\": 1} is JSON");
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Held { chars: 8 },
+            StreamEvent::Text("{\"a\": 1} is JSON".into())
+        ]
+    );
 }

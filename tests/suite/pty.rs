@@ -367,3 +367,48 @@ impl Pty {
         (self.exit_code(), log)
     }
 }
+
+/// A reply held back as a possible tool call (it streams for over a second) shows the
+/// spinner with `writing` and the count of characters received, then runs as a call; the
+/// markup itself is never printed.
+#[test]
+fn a_held_back_reply_shows_that_the_model_is_writing() {
+    let call = r#"{"name": "bash", "arguments": {"command": "echo HELD_RAN"}}"#;
+    let chars: Vec<char> = call.chars().collect();
+    let mut pieces: Vec<(Duration, Vec<u8>)> = chars
+        .chunks(8)
+        .map(|piece| {
+            let text: String = piece.iter().collect();
+            let event = json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+            (
+                Duration::from_millis(200),
+                format!("data: {event}\n\n").into_bytes(),
+            )
+        })
+        .collect();
+    let finish = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    pieces.push((
+        Duration::ZERO,
+        format!("data: {finish}\n\ndata: [DONE]\n\n").into_bytes(),
+    ));
+    let server = MockServer::start(vec![
+        Reply::SseRaw(pieces),
+        Reply::Sse(text_events(&["ran it"])),
+    ]);
+    let mut pty = Pty::start(&server, &["run the check"], &[]);
+    pty.expect("writing", WAIT);
+    let count = pty.expect(" chars ", WAIT);
+    assert!(
+        count.trim().parse::<usize>().is_ok_and(|n| n > 0),
+        "{count:?}"
+    );
+    let (code, log) = pty.exit_code_with_log();
+    let log = strip(&log);
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("bash  echo HELD_RAN"), "{log}");
+    assert!(log.contains("ran it"), "{log}");
+    assert!(!log.contains("\"arguments\""), "{log}");
+    for request in server.chat_requests() {
+        check_request_invariants(&request.body).unwrap();
+    }
+}

@@ -6,16 +6,17 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent::agent::{AgentEvent, EventSink};
 use agent::model::Usage;
 use agent::tools::ToolDisplay;
 use agent::ui::json::JsonSink;
 use agent::ui::markdown::MarkdownStream;
+use agent::ui::spinner::{self, Waiting};
 use agent::ui::style::{ColorDepth, Painter};
 use agent::ui::terminal::{TerminalSink, Width};
-use agent::ui::{diff, lines};
+use agent::ui::{diff, lines, theme};
 use proptest::prelude::*;
 
 const COLOR: Painter = Painter::color(ColorDepth::Ansi256);
@@ -397,6 +398,67 @@ fn plain_mode_drops_escapes_from_model_text() {
         text: "a\x1b[2Jb\x1b]52;c;eA==\x07c\n".into(),
     });
     assert_eq!(buffer.text(), "abc\n");
+}
+
+/// Progress of a held-back reply is a spinner frame only: plain output and `--json` lines
+/// are the same with or without it.
+#[test]
+fn held_reply_progress_is_only_a_spinner_frame() {
+    let waiting = Waiting {
+        label: "writing",
+        since: Instant::now(),
+        chars: Some(1_234),
+    };
+    let secs = Duration::from_secs(42);
+    assert_eq!(
+        spinner::frame(0, &waiting, secs, Painter::PLAIN, 0),
+        "⠋ writing 1.2k chars 42s · Ctrl-C to interrupt"
+    );
+    assert_eq!(
+        visible(&spinner::frame(1, &waiting, secs, COLOR, 30)),
+        visible(&format!(
+            "{} {}",
+            COLOR.paint(theme::SPINNER, "⠙"),
+            COLOR.paint(theme::SECONDARY, "writing 1.2k chars 42s · C…")
+        ))
+    );
+    let thinking = Waiting {
+        chars: None,
+        label: "thinking",
+        ..waiting
+    };
+    assert_eq!(
+        spinner::frame(0, &thinking, secs, Painter::PLAIN, 0),
+        "⠋ thinking 42s · Ctrl-C to interrupt"
+    );
+
+    let with_progress: Vec<AgentEvent> = session_events()
+        .into_iter()
+        .flat_map(|event| {
+            let mut events = Vec::new();
+            if matches!(event, AgentEvent::TextDelta { .. }) {
+                events.extend((1..=3).map(|n| AgentEvent::TextHeld { chars: n * 100 }));
+            }
+            events.push(event);
+            events
+        })
+        .collect();
+    let render = |events: Vec<AgentEvent>| {
+        let buffer = Buffer::default();
+        let sink = TerminalSink::with_writers(
+            (Box::new(buffer.clone()), Painter::PLAIN),
+            None,
+            Width::Fixed(60),
+        );
+        let json = Buffer::default();
+        let json_sink = JsonSink::new(Box::new(json.clone()));
+        for event in events {
+            json_sink.emit(event.clone());
+            sink.emit(event);
+        }
+        (buffer.text(), json.text())
+    };
+    assert_eq!(render(with_progress), render(session_events()));
 }
 
 #[test]
