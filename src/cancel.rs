@@ -13,6 +13,10 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+/// The result text of a tool call that was not run, or was stopped, because the user
+/// interrupted the turn (what the model reads).
+pub const INTERRUPTED: &str = "interrupted by user";
+
 /// Cheap to clone; all clones see the same flag. Once cancelled it stays cancelled; each user
 /// turn gets a fresh token.
 #[derive(Debug, Clone, Default)]

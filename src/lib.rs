@@ -13,9 +13,11 @@
 pub mod agent;
 pub mod cancel;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod context;
 pub mod doctor;
+pub mod events;
 pub mod exit;
 pub mod governance;
 pub mod model;
@@ -27,6 +29,7 @@ pub mod session;
 pub mod task_input;
 pub mod tools;
 pub mod ui;
+pub mod visible;
 
 mod run;
 

@@ -14,8 +14,9 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 
-use crate::agent::{Agent, AgentEvent, TurnOutcome};
+use crate::agent::{Agent, TurnOutcome};
 use crate::cancel::CancelToken;
+use crate::events::AgentEvent;
 use crate::exit::Exit;
 use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
 use crate::ui::style::{ColorEnv, Painter};

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::agent::{Agent, AgentEvent, AgentParts, EventSink, LoopSettings};
+use crate::agent::{Agent, AgentParts, LoopSettings};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::{Config, ConfigError, Environment};
+use crate::events::{AgentEvent, EventSink};
 use crate::exit::Exit;
 use crate::model::{Client, ProviderSettings};
 use crate::permissions::approval::{AlwaysYes, NoTerminal};
@@ -56,8 +57,10 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     exit.into()
 }
 
-fn helper_exit(code: i32) -> ExitCode {
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+/// Prints why the sandbox helper did not run its command and exits with the helper's code.
+fn helper_exit(error: sandbox::helper::HelperError) -> ExitCode {
+    crate::errln!("{error}");
+    ExitCode::from(u8::try_from(error.code).unwrap_or(1))
 }
 
 /// Writes the completion script for `shell` to stdout (a closed pipe is not an error).
@@ -319,8 +322,7 @@ fn memory_and_tools(
             message: message.clone(),
         });
     }
-    let mut registry = Registry::builtin();
-    memory.register_tools(&mut registry);
+    let registry = crate::agent::memory::session_tools(&memory);
     Ok((memory, registry))
 }
 

@@ -14,7 +14,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::events::{AgentEvent, EventSink};
 use super::subagent::{ChildEnv, MAX_CHILD_CALLS, TaskTool};
 use super::{Agent, prompt};
 use crate::cancel::CancelToken;
@@ -23,6 +22,7 @@ use crate::context::Memory;
 use crate::context::compact::{CompactError, ModelAccess};
 use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
 use crate::context::overflow::InstructionSize;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Message, Role};
 use crate::session::{self, Header, Record, SessionError, SessionHandle, SessionInfo, SessionLog};
 use crate::tools::todos::{Todo, TodoStore};
@@ -41,6 +41,15 @@ pub struct ResumeSummary {
     /// Tool calls answered as interrupted by the repair.
     pub interrupted: usize,
     pub todos: usize,
+}
+
+/// The tools of a session: the built-ins, `read_skill` (when there are skills) and
+/// `write_todos` from `memory`, and `task` (connected to the agent at the start of each turn).
+pub fn session_tools(memory: &Memory) -> crate::tools::Registry {
+    let mut registry = crate::tools::Registry::builtin();
+    memory.register_tools(&mut registry);
+    registry.register(Arc::new(TaskTool::new()));
+    registry
 }
 
 /// `$AGENT_HOME/sessions`.

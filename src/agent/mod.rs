@@ -1,7 +1,7 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
 pub mod coach;
-pub mod events;
+
 pub mod facts;
 pub mod guard;
 pub mod memory;
@@ -14,13 +14,14 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 pub use coach::{CoachStatus, CoachSwitch};
-pub use events::{AgentEvent, EventSink};
+
 pub use settings::LoopSettings;
 pub use turn::{TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::context::{ContextManager, ContextSettings};
+use crate::events::{AgentEvent, EventSink};
 use crate::governance::{GovernanceError, Governor};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
@@ -228,7 +229,7 @@ impl Agent {
         let reminder = move || {
             let mut extra = memory::reminder_extra(&todos, &lines);
             extra.extend(governor.reminder_lines());
-            prompt::reminder(&prompt::today(), &workspace, &extra)
+            prompt::reminder(&crate::clock::today(), &workspace, &extra)
         };
         let exhausted = || self.governor.exhausted_message();
         let (session, todos, seen, sink) =

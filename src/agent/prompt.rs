@@ -59,36 +59,3 @@ pub fn git_branch(workspace: &Path) -> Option<String> {
         None => Some(format!("detached at {}", head.get(..12).unwrap_or(head))),
     }
 }
-
-/// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
-    let days = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400);
-    civil_date(days)
-}
-
-/// Converts days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
-pub fn civil_date(days: u64) -> String {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(20_787), "2026-11-30");
-    }
-}

@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::events::{AgentEvent, EventSink};
 use super::turn::{self, LoopContext, TurnOutcome, TurnStats};
 use crate::context::{ContextManager, ContextSettings};
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::tools::dispatch::CallPolicy;
@@ -187,7 +187,7 @@ async fn run_child(
     let (reminder_todos, lines) = (todos.clone(), env.reminder_lines.clone());
     let reminder = move || {
         let extra = super::memory::reminder_extra(&reminder_todos, &lines);
-        super::prompt::reminder(&super::prompt::today(), &workspace, &extra)
+        super::prompt::reminder(&crate::clock::today(), &workspace, &extra)
     };
     let seen = AtomicU64::new(0);
     let on_message = |_: &Message| {
@@ -244,7 +244,7 @@ pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
                 "the subagent stopped after {limit} model calls without a final answer; give it a narrower job"
             ),
         )),
-        TurnOutcome::Interrupted => Err(ToolError::new("interrupted", turn::INTERRUPTED)),
+        TurnOutcome::Interrupted => Err(ToolError::new("interrupted", crate::cancel::INTERRUPTED)),
         TurnOutcome::BudgetExhausted { message } => Err(ToolError::new("budget", message)),
         TurnOutcome::Failed { message } => Err(ToolError::new("subagent", message)),
         TurnOutcome::Repeating { message } => Err(ToolError::new("repeating", message)),

@@ -9,16 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::coach::{Coach, CoachSwitch, Step, TurnView};
-use super::events::{AgentEvent, EventSink};
 use super::facts::{CallFact, TurnFacts};
 use super::guard::{RepeatGuard, Verdict};
-use crate::cancel::CancelToken;
+use crate::cancel::{CancelToken, INTERRUPTED};
+use crate::events::{AgentEvent, EventSink};
 use crate::model::types::sanitize_arguments;
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolCall, Usage};
 use crate::tools::{DispatchOutcome, Dispatcher, ToolContext};
-
-/// Result text for a call that was never run because the user interrupted the turn.
-pub const INTERRUPTED: &str = "interrupted by user";
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,7 +316,7 @@ fn run_call(cx: &LoopContext<'_>, call: &ToolCall, guard: &mut RepeatGuard) -> D
     cx.sink.emit(AgentEvent::ToolStarted {
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        summary: summarize(&call.arguments),
+        summary: crate::model::types::key_argument(&call.arguments),
     });
     let started = Instant::now();
     let mut outcome = tokio::task::block_in_place(|| cx.dispatcher.dispatch(call, cx.tools));
@@ -350,17 +347,6 @@ fn skip(cx: &LoopContext<'_>, call: &ToolCall, content: String) -> DispatchOutco
     let mut outcome = DispatchOutcome::blocked(content, None);
     cx.hooks.after_tool(call, &mut outcome, Duration::ZERO);
     outcome
-}
-
-/// The key argument of a call for one-line display: `command`, else `path`, else the JSON.
-pub fn summarize(arguments: &str) -> String {
-    let parsed = crate::model::types::parse_arguments(arguments).unwrap_or_default();
-    for key in ["command", "path", "name", "description"] {
-        if let Some(value) = parsed.get(key).and_then(|v| v.as_str()) {
-            return value.to_string();
-        }
-    }
-    arguments.to_string()
 }
 
 enum CallError {

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tokens::{estimate_messages, estimate_text, estimate_tools};
-use crate::agent::events::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolSpec};
 
 /// The instruction that asks for the handoff note.

@@ -24,9 +24,9 @@ use super::compact::{self, CompactError, Compaction, ModelAccess};
 use super::overflow::{InstructionSize, Sizes};
 use super::prune::{self, Stub};
 use super::tokens::{estimate_messages, estimate_text, estimate_tools, limit_from_error};
-use crate::agent::events::AgentEvent;
 use crate::agent::turn::LoopContext;
 use crate::cancel::CancelToken;
+use crate::events::AgentEvent;
 use crate::model::{Message, Role, Usage};
 
 /// Tokens assumed for the per-request reminder.
@@ -440,7 +440,7 @@ impl ContextManager {
     /// fifth of the window and the user's message of the running turn, and says so.
     fn drop_oldest(
         &self,
-        sink: &Arc<dyn crate::agent::EventSink>,
+        sink: &Arc<dyn crate::events::EventSink>,
         history: &mut Vec<Message>,
         idle: bool,
     ) -> CompactReport {

@@ -4,11 +4,10 @@
 use std::sync::Arc;
 
 use super::instructions::{AGENTS_MD_CAP, Instructions, system_prompt_sections};
+use super::skill_tool::ReadSkillTool;
 use super::skills::Skills;
-use crate::agent::subagent::TaskTool;
 use crate::config::Config;
 use crate::tools::Registry;
-use crate::tools::skills::ReadSkillTool;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
 
 /// The session's instructions, skills and todo list.
@@ -40,13 +39,12 @@ impl Memory {
         }
     }
 
-    /// Adds `read_skill` (when there are skills), `write_todos` and `task` to `registry`.
+    /// Adds `read_skill` (when there are skills) and `write_todos` to `registry`.
     pub fn register_tools(&self, registry: &mut Registry) {
         if !self.skills.is_empty() {
             registry.register(Arc::new(ReadSkillTool::new(Arc::clone(&self.skills))));
         }
         registry.register(Arc::new(WriteTodosTool::new(self.todos.clone())));
-        registry.register(Arc::new(TaskTool::new()));
     }
 
     /// The text appended to the base system prompt (AGENTS.md, then the skills listing).

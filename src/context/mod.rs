@@ -16,6 +16,7 @@ pub mod manager;
 pub mod memory;
 pub mod overflow;
 pub mod prune;
+pub mod skill_tool;
 pub mod skills;
 pub mod tokens;
 

@@ -3,8 +3,9 @@
 
 use super::budget::{Dimension, Signal, Status};
 use super::events::PolicyEvent;
-use crate::agent::turn::{INTERRUPTED, summarize};
+use crate::cancel::INTERRUPTED;
 use crate::model::ToolCall;
+use crate::model::types::key_argument;
 use crate::permissions::Decision;
 use crate::tools::DispatchOutcome;
 
@@ -99,7 +100,7 @@ pub fn violation(
 }
 
 pub fn logged_command(call: &ToolCall) -> String {
-    summarize(&call.arguments)
+    key_argument(&call.arguments)
         .chars()
         .take(MAX_LOGGED_COMMAND)
         .collect()

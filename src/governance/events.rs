@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::budget::{Dimension, Signal};
 use super::cost::CostSource;
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 
 /// One governance event. Serialized with its variant name as `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -189,7 +189,7 @@ pub fn format_timestamp(millis: u64) -> String {
     let day = secs % 86_400;
     format!(
         "{}T{:02}:{:02}:{:02}.{:03}Z",
-        crate::agent::prompt::civil_date(secs / 86_400),
+        crate::clock::civil_date(secs / 86_400),
         day / 3600,
         day % 3600 / 60,
         day % 60,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::agent::turn::INTERRUPTED;
+use crate::cancel::INTERRUPTED;
 use crate::governance::events::{EventRecord, PolicyEvent, Subscriber};
 use crate::permissions::Decision;
 

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::events::{EventRecord, Subscriber};
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 
 /// File name of the log under `$AGENT_HOME`.
 pub const FILE_NAME: &str = "events.jsonl";

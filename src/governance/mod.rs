@@ -42,8 +42,8 @@ pub use governor::Governor;
 pub use role_files::RoleSet;
 pub use roles::{Role, ShellPolicy};
 
-use crate::agent::EventSink;
 use crate::config::Config;
+use crate::events::EventSink;
 use cost::PriceBook;
 use events::UiBridge;
 use settings::BudgetSettings;

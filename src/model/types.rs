@@ -158,6 +158,18 @@ pub fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json:
     }
 }
 
+/// The key argument of a call's `arguments` for one line of display and the audit log: the
+/// `command`, else the `path`, `name` or `description` string, else the arguments as sent.
+pub fn key_argument(arguments: &str) -> String {
+    let parsed = parse_arguments(arguments).unwrap_or_default();
+    for key in ["command", "path", "name", "description"] {
+        if let Some(value) = parsed.get(key).and_then(|v| v.as_str()) {
+            return value.to_string();
+        }
+    }
+    arguments.to_string()
+}
+
 /// The form of `arguments` stored in history: the text as sent when it is a JSON object,
 /// the unwrapped object for `""`/`null`/double-encoded input, and `{}` when it cannot be
 /// parsed (the call's error result explains why). Strict providers reject anything else.

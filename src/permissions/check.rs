@@ -12,7 +12,7 @@ use super::{Evaluation, PermissionEngine, paths};
 use crate::cli::{CheckArgs, RunArgs};
 use crate::config::{Config, Environment};
 use crate::exit::Exit;
-use crate::ui::visible::escape_invisible;
+use crate::visible::escape_invisible;
 
 /// File tools `--tool` accepts.
 pub const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];

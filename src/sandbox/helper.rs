@@ -4,7 +4,9 @@
 //! itself with Landlock and seccomp, closes every inherited descriptor above stderr, and execs
 //! the program, which inherits the confinement. It does nothing else (no config, no runtime),
 //! so it starts in about a millisecond. If anything fails the program does not run: the
-//! helper prints one line starting with [`ERROR_PREFIX`] and exits with [`SETUP_FAILED`].
+//! helper returns a [`HelperError`], which the binary prints as one line starting with
+//! [`ERROR_PREFIX`] before it exits with the error's code ([`SETUP_FAILED`] or
+//! [`EXEC_FAILED`]).
 
 use std::ffi::OsString;
 
@@ -20,15 +22,33 @@ pub const EXEC_FAILED: i32 = 127;
 /// Start of the helper's own error line on stderr.
 pub const ERROR_PREFIX: &str = "agent: sandbox error:";
 
-/// Runs the helper with the arguments after `__sandbox`; returns only on failure, with the
-/// exit code to use.
-pub fn main(args: &[OsString]) -> i32 {
+/// Why the helper did not run the command; its display is the line for stderr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{ERROR_PREFIX} {message}")]
+pub struct HelperError {
+    /// [`SETUP_FAILED`] or [`EXEC_FAILED`].
+    pub code: i32,
+    pub message: String,
+}
+
+impl HelperError {
+    fn new(code: i32, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Runs the helper with the arguments after `__sandbox`; returns only on failure (on success
+/// the process has become the command).
+pub fn main(args: &[OsString]) -> HelperError {
     let (policy, command) = match Policy::parse(args) {
         Ok(parsed) => parsed,
-        Err(error) => return fail(SETUP_FAILED, &error.to_string()),
+        Err(error) => return HelperError::new(SETUP_FAILED, error.to_string()),
     };
     if let Err(message) = confine(&policy) {
-        return fail(SETUP_FAILED, &format!("{message}; the command did not run"));
+        return HelperError::new(SETUP_FAILED, format!("{message}; the command did not run"));
     }
     close_inherited_descriptors();
     exec(&command)
@@ -60,19 +80,14 @@ fn close_inherited_descriptors() {
     }
 }
 
-fn exec(command: &[OsString]) -> i32 {
+fn exec(command: &[OsString]) -> HelperError {
     use std::os::unix::process::CommandExt;
     let Some((program, rest)) = command.split_first() else {
-        return fail(SETUP_FAILED, "no command");
+        return HelperError::new(SETUP_FAILED, "no command");
     };
     let error = std::process::Command::new(program).args(rest).exec();
-    fail(
+    HelperError::new(
         EXEC_FAILED,
-        &format!("cannot run `{}`: {error}", program.to_string_lossy()),
+        format!("cannot run `{}`: {error}", program.to_string_lossy()),
     )
-}
-
-fn fail(code: i32, message: &str) -> i32 {
-    crate::errln!("{ERROR_PREFIX} {message}");
-    code
 }

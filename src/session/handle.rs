@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::log::SessionLog;
 use super::record::{Header, Record};
-use crate::agent::events::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 
 /// Thread-safe access to the current [`SessionLog`].
 pub struct SessionHandle {

@@ -67,12 +67,7 @@ pub fn split_resume_value(
     }
 }
 
-/// Seconds since the Unix epoch, now.
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use crate::clock::now_secs;
 
 /// A new session id for a session started at `secs` (Unix seconds).
 pub fn new_id(secs: u64) -> String {
@@ -80,7 +75,7 @@ pub fn new_id(secs: u64) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let noise = (u64::from(nanos) ^ (u64::from(std::process::id()) << 16)) & 0xffff;
-    let date = crate::agent::prompt::civil_date(secs / 86_400).replace('-', "");
+    let date = crate::clock::civil_date(secs / 86_400).replace('-', "");
     let t = secs % 86_400;
     format!(
         "{date}-{:02}{:02}{:02}-{noise:04x}",
@@ -95,7 +90,7 @@ pub fn format_time(secs: u64) -> String {
     let t = secs % 86_400;
     format!(
         "{} {:02}:{:02} UTC",
-        crate::agent::prompt::civil_date(secs / 86_400),
+        crate::clock::civil_date(secs / 86_400),
         t / 3600,
         t / 60 % 60
     )

@@ -246,7 +246,7 @@ impl Dispatcher<'_> {
             ApprovalAnswer::No => declined(DECLINED.to_string()),
             ApprovalAnswer::Interrupted => {
                 cancel.cancel();
-                declined(crate::agent::turn::INTERRUPTED.to_string())
+                declined(crate::cancel::INTERRUPTED.to_string())
             }
             ApprovalAnswer::Explain(note) if note.trim().is_empty() => {
                 declined(DECLINED.to_string())

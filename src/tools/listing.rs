@@ -69,12 +69,12 @@ pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
 /// `name`, `name/` for a directory, `name -> target` for a symlink, with invisible
 /// characters escaped.
 fn describe(path: &std::path::Path, name: &std::ffi::OsStr) -> String {
-    let name = crate::ui::visible::escape_invisible(&name.to_string_lossy());
+    let name = crate::visible::escape_invisible(&name.to_string_lossy());
     match fs::symlink_metadata(path).map(|m| m.file_type()) {
         Ok(kind) if kind.is_dir() => format!("{name}/"),
         Ok(kind) if kind.is_symlink() => match fs::read_link(path) {
             Ok(target) => {
-                let target = crate::ui::visible::escape_invisible(&target.to_string_lossy());
+                let target = crate::visible::escape_invisible(&target.to_string_lossy());
                 format!("{name} -> {target}")
             }
             Err(_) => name,

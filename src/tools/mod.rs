@@ -17,7 +17,6 @@ mod matching;
 pub mod paths;
 pub mod registry;
 pub mod schema;
-pub mod skills;
 pub(crate) mod textfile;
 pub mod todos;
 pub mod tracker;

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver};
 
 /// An [`Approver`] that reports to a sink around the real one.

@@ -14,7 +14,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision};
-use crate::ui::visible::escape_invisible;
+use crate::visible::escape_invisible;
 
 /// Parts listed in full; the rest are counted.
 const MAX_PARTS_SHOWN: usize = 12;

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::diff;
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::model::Usage;
 use crate::tools::ToolDisplay;
 

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use super::style::Painter;
-use super::visible::escape_invisible;
 use super::{text, theme};
 use crate::model::Usage;
+use crate::visible::escape_invisible;
 
 /// Lines of a tool result shown under its tool line.
 pub const PREVIEW_LINES: usize = 4;

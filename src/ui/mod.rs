@@ -21,5 +21,4 @@ pub mod table;
 pub mod terminal;
 pub mod text;
 pub mod theme;
-pub mod visible;
 pub mod wrap;

@@ -21,7 +21,7 @@ use super::markdown::MarkdownStream;
 use super::spinner::{self, Canvas, Waiting};
 use super::style::{ColorEnv, Painter};
 use super::{diff, highlight, lines, text, theme};
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::tools::ToolDisplay;
 
 /// Diff lines shown for one edit.

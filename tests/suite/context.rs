@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use agent::agent::events::{AgentEvent, EventSink};
 use agent::agent::turn::{self, LoopContext, TurnOutcome, TurnStats};
 use agent::cancel::CancelToken;
 use agent::config::Endpoint;
 use agent::context::compact::{ACK, INSTRUCTION, NOTE_HEADER};
 use agent::context::prune::STUB_PREFIX;
 use agent::context::{ContextManager, ContextSettings};
+use agent::events::{AgentEvent, EventSink};
 use agent::model::{Client, Message, ProviderSettings, Role};
 use agent::permissions::approval::AlwaysYes;
 use agent::permissions::{PathContext, PermissionEngine};

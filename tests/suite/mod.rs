@@ -1,3 +1,4 @@
+mod architecture;
 mod bash_tool;
 mod bench_context;
 mod cli;

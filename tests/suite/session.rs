@@ -292,9 +292,10 @@ fn resume_rebuilds_the_pruned_history_byte_for_byte() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn governance_state_round_trips_through_resume() {
-    use agent::agent::{Agent, AgentParts, events::NullSink};
+    use agent::agent::{Agent, AgentParts};
     use agent::cli::RunArgs;
     use agent::config::{Config, Environment};
+    use agent::events::NullSink;
 
     let server = MockServer::start(vec![sse_text("ok")]);
     let env = TestEnv::with_server(&server);
@@ -316,8 +317,7 @@ async fn governance_state_round_trips_through_resume() {
         let client = agent::model::Client::new(endpoint, Default::default()).unwrap();
         let (permissions, _) = agent::permissions::PermissionEngine::from_config(&config);
         let memory = agent::context::Memory::load(&config);
-        let mut registry = agent::tools::Registry::builtin();
-        memory.register_tools(&mut registry);
+        let registry = agent::agent::memory::session_tools(&memory);
         let mut agent = Agent::new(AgentParts {
             config: Arc::new(config),
             client,

@@ -10,9 +10,10 @@ mod roles;
 
 use std::sync::{Arc, Mutex};
 
-use agent::agent::{Agent, AgentEvent, AgentParts, EventSink};
+use agent::agent::{Agent, AgentParts};
 use agent::cli::Cli;
 use agent::config::{Config, Environment};
+use agent::events::{AgentEvent, EventSink};
 use agent::model::{Client, ProviderSettings};
 use agent::permissions::PermissionEngine;
 use agent::permissions::approval::AlwaysYes;

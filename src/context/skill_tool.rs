@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
-use crate::context::skills::{SkillError, Skills};
+use super::skills::{SkillError, Skills};
+use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// `read_skill(name)`.
 pub struct ReadSkillTool {

@@ -1,4 +1,5 @@
-//! Making control and invisible characters visible (approval prompts, `agent check`, §5.3).
+//! Making control and invisible characters visible (approval prompts, `agent check`, the
+//! `read_file` listing of a directory, §5.3). A leaf: it uses nothing of the crate.
 //!
 //! What the user approves must be what runs: zero-width characters, bidirectional overrides,
 //! and spaces that are not ASCII spaces (a no-break space makes `rm\u00a0-rf` one word) are

@@ -1,0 +1,562 @@
+//! The crate's layers, checked: every `crate::…` (and `super::…` that leaves its top-level
+//! module) path of every file under `src/` is an edge between two top-level modules; the
+//! edges must follow [`LAYERS`] downwards (or stay within a layer), form no cycle, and break
+//! none of the [`NEVER`] rules. A new top-level module must be placed in [`LAYERS`].
+//!
+//! The scan is lexical: comments, strings and character literals are skipped; `use` groups
+//! (`crate::{a::X, b}`) give one edge per first segment; inline `mod name { … }` blocks and
+//! `#[path]` files are followed so `super::` resolves to the right module; a call to a
+//! `#[macro_export]` macro (`crate::errln!`) is an edge to the module that defines it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Top-level modules from the top (the face) to the bottom (leaves). A module may use the
+/// modules of its own layer and of every layer below it, never one above.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "face",
+        &[
+            "run",
+            "commands",
+            "cli",
+            "repl",
+            "oneshot",
+            "ui",
+            "task_input",
+            "exit",
+            "doctor",
+        ],
+    ),
+    ("agent loop", &["agent"]),
+    (
+        "context, governance, session",
+        &["context", "governance", "session"],
+    ),
+    ("events the face is told", &["events"]),
+    ("tools", &["tools"]),
+    (
+        "permissions, sandbox, model",
+        &["permissions", "sandbox", "model"],
+    ),
+    ("config", &["config"]),
+    ("leaves", &["cancel", "clock", "visible"]),
+];
+
+/// Edges that must never exist, whatever the layers say (SPEC's "nevers"): the rule engine,
+/// the tools, the sandbox and the model client know nothing of the terminal or exit codes,
+/// and neither does the loop.
+const NEVER: &[(&[&str], &[&str], &str)] = &[
+    (
+        &["permissions", "tools", "sandbox", "model"],
+        &["cli", "ui", "exit"],
+        "permissions, tools, sandbox and model import nothing from cli, ui or exit",
+    ),
+    (
+        &["agent"],
+        &["cli", "ui", "exit", "repl", "oneshot"],
+        "the loop knows no terminal",
+    ),
+];
+
+/// Edges that break the rules today and are being removed (must shrink to empty).
+const KNOWN: &[(&str, &str)] = &[
+    ("agent", "cli"),
+    ("config", "cli"),
+    ("config", "exit"),
+    ("config", "ui"),
+    ("context", "agent"),
+    ("governance", "agent"),
+    ("permissions", "cli"),
+    ("permissions", "exit"),
+    ("permissions", "ui"),
+    ("sandbox", "cli"),
+    ("doctor", "run"),
+];
+
+#[test]
+fn top_level_modules_depend_downwards_without_cycles() {
+    let graph = Graph::scan(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let rank = layer_ranks();
+    let mut problems = Vec::new();
+    for module in &graph.modules {
+        if !rank.contains_key(module.as_str()) {
+            problems.push(format!(
+                "module `{module}` is not in the layer order; add it to LAYERS in {}",
+                file!()
+            ));
+        }
+    }
+    for ((from, to), files) in &graph.edges {
+        if KNOWN.contains(&(from.as_str(), to.as_str())) {
+            continue;
+        }
+        let (Some(&a), Some(&b)) = (rank.get(from.as_str()), rank.get(to.as_str())) else {
+            continue;
+        };
+        if b < a {
+            problems.push(format!(
+                "`{from}` ({}) uses `{to}` ({}), a layer above it, in {}",
+                LAYERS[a].0,
+                LAYERS[b].0,
+                files.join(", ")
+            ));
+        }
+        for (sources, targets, rule) in NEVER {
+            if sources.contains(&from.as_str()) && targets.contains(&to.as_str()) {
+                problems.push(format!(
+                    "`{from}` uses `{to}` in {}: {rule}",
+                    files.join(", ")
+                ));
+            }
+        }
+    }
+    let known: BTreeSet<(String, String)> = KNOWN
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    for cycle in graph.cycles(&known) {
+        problems.push(format!(
+            "cycle between top-level modules: {}",
+            cycle.join(" → ")
+        ));
+    }
+    for (from, to) in KNOWN {
+        if !graph
+            .edges
+            .contains_key(&(from.to_string(), to.to_string()))
+        {
+            problems.push(format!("`{from}` → `{to}` is gone: remove it from KNOWN"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the module layers are broken:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The checker itself finds what it must: grouped imports, `super::` escaping the module,
+/// macros, and no edges from comments or strings.
+#[test]
+fn the_scanner_reads_paths_groups_super_and_macros() {
+    let text = r#"
+        use crate::{agent::Agent, tools::{Registry, dispatch}};
+        // use crate::ui::nothing;
+        /* crate::cli::Nothing */
+        const S: &str = "crate::exit::Exit";
+        fn f() { crate::errln!("x"); let c = '"'; crate::model::call(); }
+        mod tests { use super::super::super::config::Config; }
+    "#;
+    let macros: BTreeMap<String, String> = [("errln".to_string(), "ui".to_string())].into();
+    let found = targets(
+        &strip(text),
+        &["sandbox".to_string(), "helper".to_string()],
+        &macros,
+    );
+    assert_eq!(
+        found,
+        ["agent", "config", "model", "tools", "ui"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<BTreeSet<_>>()
+    );
+    let mut graph = Graph::default();
+    for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
+        graph.modules.insert(a.to_string());
+        graph
+            .edges
+            .insert((a.to_string(), b.to_string()), vec!["x.rs".to_string()]);
+    }
+    assert_eq!(
+        graph.cycles(&BTreeSet::new()),
+        vec![vec!["a", "b", "c", "a"]]
+    );
+}
+
+fn layer_ranks() -> BTreeMap<&'static str, usize> {
+    LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(rank, (_, modules))| modules.iter().map(move |m| (*m, rank)))
+        .collect()
+}
+
+#[derive(Default)]
+struct Graph {
+    modules: BTreeSet<String>,
+    /// `(from, to)` → the files (relative to `src/`) where the edge is.
+    edges: BTreeMap<(String, String), Vec<String>>,
+}
+
+impl Graph {
+    fn scan(src: &Path) -> Self {
+        let mut files = Vec::new();
+        collect(src, &mut files);
+        files.sort();
+        let texts: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).unwrap_or_default();
+                (f, strip(&text))
+            })
+            .collect();
+        let mut module_of: BTreeMap<PathBuf, Vec<String>> = texts
+            .iter()
+            .map(|(f, _)| (f.clone(), path_module(src, f)))
+            .collect();
+        let mut macros = BTreeMap::new();
+        for (file, text) in &texts {
+            let module = module_of[file].clone();
+            for (target, name) in path_attributes(text) {
+                let dir = file.parent().unwrap_or(src);
+                let mut inner = module.clone();
+                inner.push(name);
+                module_of.insert(dir.join(target), inner);
+            }
+            if let Some(top) = module.first() {
+                for name in exported_macros(text) {
+                    macros.insert(name, top.clone());
+                }
+            }
+        }
+        let mut graph = Graph::default();
+        for (file, text) in &texts {
+            let module = &module_of[file];
+            let Some(top) = module.first() else {
+                continue; // lib.rs and main.rs: the root may use anything
+            };
+            graph.modules.insert(top.clone());
+            let shown = file.strip_prefix(src).unwrap_or(file).display().to_string();
+            for target in targets(text, module, &macros) {
+                if target != *top {
+                    let files = graph.edges.entry((top.clone(), target)).or_default();
+                    if !files.contains(&shown) {
+                        files.push(shown.clone());
+                    }
+                }
+            }
+        }
+        graph
+    }
+
+    /// One cycle for each group of modules that can reach each other (a strongly connected
+    /// component of more than one module), over the edges not in `skip`.
+    fn cycles(&self, skip: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
+        let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (from, to) in self.edges.keys().filter(|e| !skip.contains(*e)) {
+            next.entry(from.as_str()).or_default().push(to.as_str());
+        }
+        let reach = |from: &str| {
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![from];
+            while let Some(m) = stack.pop() {
+                for &to in next.get(m).map(Vec::as_slice).unwrap_or(&[]) {
+                    if seen.insert(to) {
+                        stack.push(to);
+                    }
+                }
+            }
+            seen
+        };
+        let reachable: BTreeMap<&str, BTreeSet<&str>> =
+            next.keys().map(|m| (*m, reach(m))).collect();
+        let mut reported = BTreeSet::new();
+        let mut found = Vec::new();
+        for (&start, from_start) in &reachable {
+            if reported.contains(start) || !from_start.contains(start) {
+                continue;
+            }
+            let group: BTreeSet<&str> = from_start
+                .iter()
+                .copied()
+                .filter(|m| reachable.get(m).is_some_and(|r| r.contains(start)))
+                .collect();
+            reported.extend(group.iter().copied());
+            found.push(shortest_cycle(&next, start, &group));
+        }
+        found
+    }
+}
+
+/// The shortest path from `start` back to itself inside `group` (breadth first).
+fn shortest_cycle(
+    next: &BTreeMap<&str, Vec<&str>>,
+    start: &str,
+    group: &BTreeSet<&str>,
+) -> Vec<String> {
+    let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(m) = queue.pop_front() {
+        for &to in next.get(m).map(Vec::as_slice).unwrap_or(&[]) {
+            if to == start {
+                let mut cycle = vec![start.to_string()];
+                let mut at = m;
+                while at != start {
+                    cycle.push(at.to_string());
+                    at = parent[at];
+                }
+                cycle.push(start.to_string());
+                cycle.reverse();
+                return cycle;
+            }
+            if group.contains(to) && !parent.contains_key(to) {
+                parent.insert(to, m);
+                queue.push_back(to);
+            }
+        }
+    }
+    vec![start.to_string()]
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// `src/a/b.rs` → `[a, b]`; `src/a/mod.rs` → `[a]`; `src/lib.rs` → `[]`.
+fn path_module(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        parts.clear();
+    }
+    parts
+}
+
+/// `#[path = "x.rs"] mod name;` declarations: `(x.rs, name)`.
+fn path_attributes(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[path") {
+        rest = &rest[at + 6..];
+        let Some(end) = rest.find(']') else { break };
+        let target = rest[..end]
+            .split('"')
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        let after = rest[end + 1..].trim_start();
+        let after = after.strip_prefix("pub ").unwrap_or(after).trim_start();
+        if let Some(decl) = after.strip_prefix("mod ") {
+            found.push((target, ident(decl.trim_start()).to_string()));
+        }
+    }
+    found
+}
+
+fn exported_macros(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[macro_export]") {
+        rest = &rest[at..];
+        if let Some(def) = rest.find("macro_rules!") {
+            found.push(ident(rest[def + 12..].trim_start()).to_string());
+            rest = &rest[def..];
+        } else {
+            break;
+        }
+    }
+    found
+}
+
+fn ident(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The top-level modules that `text` (already [`strip`]ped; in module `module`) names.
+fn targets(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    // Inline `mod x {` blocks open at each brace depth, to resolve `super::`.
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let at_word = i == 0 || !is_ident_byte(bytes[i - 1]) && bytes[i - 1] != b':';
+        let rest = &text[i..];
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if inline.last() == Some(&depth) {
+                    inline.pop();
+                }
+            }
+            _ if at_word && rest.starts_with("mod ") => {
+                let name_start = rest[4..].trim_start();
+                let name = ident(name_start);
+                let after = name_start[name.len()..].trim_start();
+                if !name.is_empty() && after.starts_with('{') {
+                    inline.push(depth);
+                }
+            }
+            _ if at_word && (rest.starts_with("crate::") || rest.starts_with("$crate::")) => {
+                let skip = if rest.starts_with('$') { 8 } else { 7 };
+                for first in first_segments(&rest[skip..]) {
+                    found.insert(macros.get(&first).cloned().unwrap_or(first));
+                }
+                i += skip;
+                continue;
+            }
+            _ if at_word && rest.starts_with("super::") => {
+                let mut ups = 0;
+                let mut tail = rest;
+                while let Some(next) = tail.strip_prefix("super::") {
+                    ups += 1;
+                    tail = next.trim_start();
+                }
+                let here = module.len() + inline.len();
+                if ups >= here {
+                    for first in first_segments(tail) {
+                        found.insert(first);
+                    }
+                }
+                i += rest.len() - tail.len();
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found.retain(|m| m != "self" && m != "super");
+    found
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The first segment after `crate::`: `a` of `a::b`, or each item's first segment of a
+/// `{a::X, b}` group.
+fn first_segments(text: &str) -> Vec<String> {
+    let text = text.trim_start();
+    let Some(group) = text.strip_prefix('{') else {
+        let name = ident(text);
+        return if name.is_empty() {
+            Vec::new()
+        } else {
+            vec![name.to_string()]
+        };
+    };
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut item_start = true;
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = true,
+            c if item_start && !c.is_whitespace() => {
+                item_start = false;
+                let name = ident(&group[at..]);
+                if !name.is_empty() {
+                    items.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// `text` with comments removed and string and character literals emptied.
+fn strip(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        let prev_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r'))
+            && !prev_ident
+            && matches!(at(i + 1 + usize::from(c == 'b')), '"' | '#')
+        {
+            let mut j = i + 1 + usize::from(c == 'b');
+            let mut hashes = 0;
+            while at(j) == '#' {
+                hashes += 1;
+                j += 1;
+            }
+            if at(j) != '"' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            loop {
+                if j >= chars.len() {
+                    break;
+                }
+                if chars[j] == '"' && (1..=hashes).all(|k| at(j + k) == '#') {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            out.push_str("\"\"");
+            i = j;
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && (at(i + 2) == '\'' || (at(i + 1) == '\\' && !prev_ident)) {
+            // A character literal ('x', '\n', '\u{1F600}'); a lifetime has no closing quote.
+            let mut j = i + 1;
+            if at(j) == '\\' {
+                j += 2;
+                while j < chars.len() && chars[j] != '\'' {
+                    j += 1;
+                }
+            } else {
+                j += 1;
+            }
+            i = j + 1;
+            out.push_str("' '");
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
