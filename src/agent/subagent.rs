@@ -13,51 +13,36 @@
 //! `Handle::block_on` from the blocking section the dispatcher already runs in.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::turn::{self, LoopContext, TurnOutcome, TurnStats};
+use super::turn::{self, LoopContext, LoopLimits, TurnOutcome, TurnStats};
 use crate::context::{ContextManager, ContextSettings};
 use crate::events::{AgentEvent, EventSink};
 use crate::model::{Client, Message};
-use crate::permissions::{Approver, PermissionEngine};
-use crate::tools::dispatch::CallPolicy;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
-use crate::tools::{
-    Access, Args, Dispatcher, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-};
+use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox};
 
 /// Model calls a subagent may make (§8.4).
 pub const MAX_CHILD_CALLS: u32 = 30;
-
-/// Asked after each of the child's tool calls; `Some(message)` ends the child (budget).
-pub type ExhaustedCheck = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// What a child loop shares with its parent.
 #[derive(Clone)]
 pub struct ChildEnv {
     pub client: Client,
-    /// The parent's tools without `task`.
-    pub registry: Registry,
-    pub permissions: Arc<Mutex<PermissionEngine>>,
-    pub approver: Arc<dyn Approver>,
-    pub policy: Arc<dyn CallPolicy>,
-    pub exhausted: ExhaustedCheck,
-    /// Governance hooks (usage and tool calls count toward the shared budget).
-    pub hooks: Arc<dyn super::turn::LoopHooks>,
-    /// The parent's extra reminder lines (role and budget).
-    pub reminder_lines: Vec<super::memory::ReminderLine>,
+    /// The parent's tools without `task`, its permissions (session approvals included),
+    /// approver and policy (role and budget are shared, so spending adds up).
+    pub tools: Toolbox,
     /// The parent's sink; the child's events are wrapped before they reach it.
     pub sink: Arc<dyn EventSink>,
     pub system_prompt: String,
     pub context: ContextSettings,
     pub workspace: PathBuf,
-    pub max_model_calls: u32,
     /// The parent's coach switch (the same model).
     pub coach: Arc<super::coach::CoachSwitch>,
-    pub repeat_limit: Option<u32>,
+    pub limits: LoopLimits,
 }
 
 /// `task(description, prompt)`.
@@ -169,24 +154,21 @@ async fn run_child(
     ctx: &ToolContext<'_>,
 ) -> Result<String, ToolError> {
     let todos = TodoStore::new();
-    let mut registry = env.registry.clone();
-    if registry.get("write_todos").is_some() {
-        registry.register(Arc::new(WriteTodosTool::new(todos.clone())));
+    let mut tools = env.tools.clone();
+    if tools.registry.get("write_todos").is_some() {
+        tools
+            .registry
+            .register(Arc::new(WriteTodosTool::new(todos.clone())));
     }
     let sink: Arc<dyn EventSink> = Arc::new(ChildSink {
         parent: Arc::clone(&env.sink),
     });
-    let dispatcher = Dispatcher {
-        registry: &registry,
-        permissions: &env.permissions,
-        approver: env.approver.as_ref(),
-        policy: env.policy.as_ref(),
-    };
+    let dispatcher = tools.dispatcher();
     let context = ContextManager::new(env.context.clone());
     let workspace = env.workspace.clone();
-    let (reminder_todos, lines) = (todos.clone(), env.reminder_lines.clone());
+    let reminder_todos = todos.clone();
     let reminder = move || {
-        let extra = super::memory::reminder_extra(&reminder_todos, &lines);
+        let extra = super::prompt::todo_lines(&reminder_todos.get());
         super::prompt::reminder(&crate::clock::today(), &workspace, &extra)
     };
     let seen = AtomicU64::new(0);
@@ -196,7 +178,6 @@ async fn run_child(
             sink.emit(AgentEvent::TodosChanged { todos: todos.get() });
         }
     };
-    let exhausted = || (env.exhausted)();
     let request = child_prompt(description, prompt);
     let cx = LoopContext {
         request: &request,
@@ -206,13 +187,10 @@ async fn run_child(
         sink: &sink,
         system_prompt: &env.system_prompt,
         reminder: &reminder,
-        max_model_calls: env.max_model_calls,
-        exhausted: &exhausted,
         on_message: &on_message,
-        hooks: env.hooks.as_ref(),
         context: Some(&context),
         coach: &env.coach,
-        repeat_limit: env.repeat_limit,
+        limits: env.limits,
     };
     let mut history = vec![Message::user(request.clone())];
     context.turn_started(0);

@@ -81,7 +81,10 @@ pub enum CompactError {
     Nothing,
 }
 
-/// What compaction needs to call the model.
+/// The narrow view of a turn the context manager gets (instead of the loop itself): the
+/// model to summarize with, the request frame (system prompt and tools) to estimate a
+/// request and to keep the summary request's prefix cacheable, where to report, and the
+/// cancel token.
 pub struct ModelAccess<'a> {
     pub client: &'a Client,
     pub system_prompt: &'a str,

@@ -24,9 +24,8 @@ use super::compact::{self, CompactError, Compaction, ModelAccess};
 use super::overflow::{InstructionSize, Sizes};
 use super::prune::{self, Stub};
 use super::tokens::{estimate_messages, estimate_text, estimate_tools, limit_from_error};
-use crate::agent::turn::LoopContext;
-use crate::cancel::CancelToken;
-use crate::events::AgentEvent;
+use crate::cancel::INTERRUPTED;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Message, Role, Usage};
 
 /// Tokens assumed for the per-request reminder.
@@ -233,27 +232,21 @@ impl ContextManager {
         }
     }
 
-    fn overhead(cx: &LoopContext<'_>) -> u64 {
-        estimate_text(cx.system_prompt)
-            + estimate_tools(&cx.dispatcher.registry.specs())
-            + REMINDER_TOKENS
+    fn overhead(access: &ModelAccess<'_>) -> u64 {
+        estimate_text(access.system_prompt) + estimate_tools(&access.tools) + REMINDER_TOKENS
     }
 
-    /// Prunes or compacts `history` when the next request would pass a threshold.
-    pub async fn before_request(
-        &self,
-        cx: &LoopContext<'_>,
-        history: &mut Vec<Message>,
-        cancel: &CancelToken,
-    ) {
-        let overhead = Self::overhead(cx);
+    /// Prunes or compacts `history` when the next request (framed by `access`: system
+    /// prompt and tools) would pass a threshold.
+    pub async fn before_request(&self, access: &ModelAccess<'_>, history: &mut Vec<Message>) {
+        let overhead = Self::overhead(access);
         let window = self.window() as f64;
         let mut tokens = self.estimate(history, overhead);
         if tokens as f64 >= self.settings.prune_at * window {
             let plan = prune::plan(history, self.settings.keep_recent_tool_results);
             if plan.saved_tokens as f64 >= MIN_PRUNE_STEP * window {
                 prune::apply(history, &plan.stubs);
-                cx.sink.emit(AgentEvent::Notice {
+                access.sink.emit(AgentEvent::Notice {
                     message: format!(
                         "context: pruned {} old tool results (about {} tokens)",
                         plan.stubs.len(),
@@ -266,12 +259,11 @@ impl ContextManager {
             }
         }
         if tokens as f64 >= self.settings.compact_at * window {
-            let access = access(cx, cancel);
-            let result = self.compact(&access, history, Trigger::Auto, false).await;
+            let result = self.compact(access, history, Trigger::Auto, false).await;
             if let Err(error) = result
                 && !matches!(error, CompactError::Interrupted | CompactError::Nothing)
             {
-                cx.sink.emit(AgentEvent::Warning {
+                access.sink.emit(AgentEvent::Warning {
                     message: format!("context: could not compact the conversation: {error}"),
                 });
             }
@@ -283,13 +275,12 @@ impl ContextManager {
     /// smaller window, then compacts (first error) or drops the oldest turns (`retried`).
     pub async fn recover(
         &self,
-        cx: &LoopContext<'_>,
+        access: &ModelAccess<'_>,
         history: &mut Vec<Message>,
-        cancel: &CancelToken,
         message: &str,
         retried: bool,
     ) -> Recovery {
-        let rejected = self.estimate(history, Self::overhead(cx));
+        let rejected = self.estimate(history, Self::overhead(access));
         let learned = limit_from_error(message)
             .unwrap_or(((rejected as f64) * LEARN_SHARE) as u64)
             .max(1024);
@@ -298,7 +289,7 @@ impl ContextManager {
             let current = state.learned_window.unwrap_or(self.settings.window);
             state.learned_window = Some(learned.min(current));
         }
-        let sizes = self.measure(cx, history, limit_from_error(message).is_some());
+        let sizes = self.measure(access, history, limit_from_error(message).is_some());
         let too_long = format!(
             "the request is too long for the model's context window (the server said `{}`)",
             message.trim()
@@ -307,21 +298,17 @@ impl ContextManager {
             return Recovery::GiveUp(format!("{too_long}: {}", sizes.explain()));
         }
         if retried {
-            let dropped = self.drop_oldest(cx.sink, history, false);
+            let dropped = self.drop_oldest(access.sink, history, false);
             return Recovery::GiveUp(format!(
                 "{too_long} even after compaction: {}; {}",
                 sizes.explain(),
                 self.dropped_clause(&dropped)
             ));
         }
-        let access = access(cx, cancel);
-        match self
-            .compact(&access, history, Trigger::Recover, false)
-            .await
-        {
-            Err(CompactError::Interrupted) => Recovery::GiveUp("interrupted by user".into()),
+        match self.compact(access, history, Trigger::Recover, false).await {
+            Err(CompactError::Interrupted) => Recovery::GiveUp(INTERRUPTED.into()),
             Err(CompactError::Nothing) => {
-                let dropped = self.drop_oldest(cx.sink, history, false);
+                let dropped = self.drop_oldest(access.sink, history, false);
                 Recovery::GiveUp(format!(
                     "{too_long}: {}; nothing older could be summarized, {}",
                     sizes.explain(),
@@ -349,13 +336,13 @@ impl ContextManager {
     }
 
     /// The parts of the request about to be sent with `history`, against the window in use.
-    fn measure(&self, cx: &LoopContext<'_>, history: &[Message], from_server: bool) -> Sizes {
-        let tools = estimate_tools(&cx.dispatcher.registry.specs()) + REMINDER_TOKENS;
+    fn measure(&self, access: &ModelAccess<'_>, history: &[Message], from_server: bool) -> Sizes {
+        let tools = estimate_tools(&access.tools) + REMINDER_TOKENS;
         let task = self.state().task;
         let mut sizes = Sizes::measure(
             history,
             task,
-            estimate_text(cx.system_prompt),
+            estimate_text(access.system_prompt),
             tools,
             self.instructions.clone(),
         );
@@ -440,7 +427,7 @@ impl ContextManager {
     /// fifth of the window and the user's message of the running turn, and says so.
     fn drop_oldest(
         &self,
-        sink: &Arc<dyn crate::events::EventSink>,
+        sink: &Arc<dyn EventSink>,
         history: &mut Vec<Message>,
         idle: bool,
     ) -> CompactReport {
@@ -514,17 +501,6 @@ impl ContextManager {
         if let Some(recorder) = &self.recorder {
             recorder(edit);
         }
-    }
-}
-
-/// What compaction needs, taken from the loop's context.
-fn access<'a>(cx: &'a LoopContext<'a>, cancel: &'a CancelToken) -> ModelAccess<'a> {
-    ModelAccess {
-        client: cx.client,
-        system_prompt: cx.system_prompt,
-        tools: cx.dispatcher.registry.specs(),
-        sink: cx.sink,
-        cancel,
     }
 }
 

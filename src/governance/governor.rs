@@ -1,7 +1,7 @@
 //! [`Governor`]: the active role, the session's spending and the event bus, plugged into the
-//! dispatcher as its [`CallPolicy`] and into the inner loop as its [`LoopHooks`].
+//! dispatcher and the inner loop as their one [`Policy`].
 //!
-//! Per tool call: `before_tool` logs `ToolCall`; the dispatcher asks `before` (role tool
+//! Per tool call: `before_tool` logs `ToolCall`; the dispatcher asks `check` (role tool
 //! policy, then budget) and blocks with `Blocked by policy: <reason>`; `after_tool`
 //! compresses `bash` output under the `compress` policy, counts the output tokens and shell
 //! calls of tools that ran (our own refusals and argument errors are not tool output), logs `PolicyViolation` / `ToolResult`, emits budget crossings, and appends the
@@ -26,10 +26,8 @@ use super::events::{self, EventBus, EventRecord, PolicyEvent, Subscriber};
 use super::role_files::RoleSet;
 use super::roles::{self, Limits, Role, ShellPolicy};
 use super::settings::BudgetSettings;
-use crate::agent::turn::LoopHooks;
 use crate::model::{ToolCall, Usage};
-use crate::tools::dispatch::CallPolicy;
-use crate::tools::{Args, DispatchOutcome, Registry};
+use crate::tools::{Args, DispatchOutcome, Policy, PolicyBlock, Registry};
 
 /// Roles, budgets and the policy event bus of one session (shared with subagents).
 pub struct Governor {
@@ -375,37 +373,7 @@ fn refusal(role: &Role, tool: &str) -> String {
     }
 }
 
-impl CallPolicy for Governor {
-    /// Role tool policy, then budget (§4.2 step 4).
-    fn before(&self, tool: &str, _: &Args) -> Result<(), String> {
-        let mut state = self.lock();
-        let block = if !self.permits(&state.role, tool) {
-            Some((true, refusal(&state.role, tool)))
-        } else {
-            let status = self.status_of(&state);
-            (status.signal == Signal::Exhausted).then(|| (false, status.exhausted_message()))
-        };
-        match block {
-            None => Ok(()),
-            Some((by_role, reason)) => {
-                state.pending = Some(Block {
-                    tool: tool.to_string(),
-                    by_role,
-                    reason: reason.clone(),
-                });
-                Err(reason)
-            }
-        }
-    }
-
-    /// Nothing: results are settled in [`LoopHooks::after_tool`], which also sees calls that
-    /// never reached the tool.
-    fn after(&self, _: &str, _: &DispatchOutcome) -> Option<String> {
-        None
-    }
-}
-
-impl LoopHooks for Governor {
+impl Policy for Governor {
     fn on_usage(&self, usage: &Usage) {
         self.record_usage(usage);
     }
@@ -424,8 +392,38 @@ impl LoopHooks for Governor {
         self.publish(records);
     }
 
+    /// Role tool policy, then budget (§4.2 step 4).
+    fn check(&self, tool: &str, _: &Args) -> Result<(), PolicyBlock> {
+        let mut state = self.lock();
+        let block = if !self.permits(&state.role, tool) {
+            Some((true, refusal(&state.role, tool)))
+        } else {
+            let status = self.status_of(&state);
+            (status.signal == Signal::Exhausted).then(|| (false, status.exhausted_message()))
+        };
+        match block {
+            None => Ok(()),
+            Some((by_role, reason)) => {
+                state.pending = Some(Block {
+                    tool: tool.to_string(),
+                    by_role,
+                    reason: reason.clone(),
+                });
+                Err(PolicyBlock { reason })
+            }
+        }
+    }
+
     fn after_tool(&self, call: &ToolCall, outcome: &mut DispatchOutcome, took: Duration) {
         self.settle(call, outcome, took);
+    }
+
+    fn exhausted(&self) -> Option<String> {
+        self.exhausted_message()
+    }
+
+    fn reminder_lines(&self) -> Vec<String> {
+        Governor::reminder_lines(self)
     }
 }
 

@@ -7,8 +7,8 @@
 //! - [`cost`]: cost from `usage.cost` or prices; [`compress`]: the `compress` shell policy;
 //! - [`events`]: the event bus and its records; [`log`]: `$AGENT_HOME/events.jsonl`;
 //!   [`audit`]: what is recorded about each tool call;
-//! - [`governor`]: all of it per session, as the dispatcher's `CallPolicy` and the loop's
-//!   `LoopHooks`.
+//! - [`governor`]: all of it per session, as the dispatcher's and the loop's one
+//!   [`crate::tools::Policy`].
 //!
 //! Choices where the SPEC and the issue are silent:
 //! - the role is chosen by `--role`, then `AGENT_ROLE`, then `default_role` of the project

@@ -4,16 +4,17 @@
 //! 1. arguments parsed leniently ([`crate::model::types::parse_arguments`]);
 //! 2. the tool looked up by name;
 //! 3. arguments checked against the tool's schema ([`super::schema`]);
-//! 4. call policy (role, budget), then permissions (deny / ask → approval / allow);
+//! 4. the [`Policy`] (role, budget), then permissions (deny / ask → approval / allow);
 //! 5. the tool run, panics caught;
-//! 6. the result capped (§7.1) and policy notes appended.
+//! 6. the result capped (§7.1).
 //!
 //! A call whose name is missing or unknown is answered with the name error even when its
 //! arguments are also broken: without a tool there is no schema to check them against.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::policy::Policy;
 use super::{Access, Args, Registry, ToolContext, ToolDisplay, schema};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
@@ -21,28 +22,6 @@ use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision, Pe
 
 /// The result text the model receives when the user declines.
 pub const DECLINED: &str = "The user denied this tool call.";
-
-/// Checks that run before permissions (role tool policy, budgets) and notes appended after
-/// the tool ran (budget warnings). The governance layer implements it.
-pub trait CallPolicy: Send + Sync {
-    /// `Err(reason)` blocks the call with `Blocked by policy: <reason>`.
-    fn before(&self, tool: &str, args: &Args) -> Result<(), String>;
-    /// A line appended to the result, if any.
-    fn after(&self, tool: &str, result: &DispatchOutcome) -> Option<String>;
-}
-
-/// No policy: everything passes, nothing is appended.
-#[derive(Debug, Default)]
-pub struct NoPolicy;
-
-impl CallPolicy for NoPolicy {
-    fn before(&self, _: &str, _: &Args) -> Result<(), String> {
-        Ok(())
-    }
-    fn after(&self, _: &str, _: &DispatchOutcome) -> Option<String> {
-        None
-    }
-}
 
 /// What a dispatched call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +78,29 @@ pub struct Dispatcher<'a> {
     pub registry: &'a Registry,
     pub permissions: &'a Mutex<PermissionEngine>,
     pub approver: &'a dyn Approver,
-    pub policy: &'a dyn CallPolicy,
+    pub policy: &'a dyn Policy,
+}
+
+/// The owned parts of a [`Dispatcher`], shared by a session and its subagents: the tools,
+/// the permission engine with the session's approvals, who is asked, and the policy.
+#[derive(Clone)]
+pub struct Toolbox {
+    pub registry: Registry,
+    pub permissions: Arc<Mutex<PermissionEngine>>,
+    pub approver: Arc<dyn Approver>,
+    pub policy: Arc<dyn Policy>,
+}
+
+impl Toolbox {
+    /// A dispatcher over these parts.
+    pub fn dispatcher(&self) -> Dispatcher<'_> {
+        Dispatcher {
+            registry: &self.registry,
+            permissions: &self.permissions,
+            approver: self.approver.as_ref(),
+            policy: self.policy.as_ref(),
+        }
+    }
 }
 
 impl Dispatcher<'_> {
@@ -122,14 +123,14 @@ impl Dispatcher<'_> {
                 ));
             }
         };
-        if let Err(reason) = self.policy.before(&call.name, &args) {
-            return DispatchOutcome::blocked(format!("Blocked by policy: {reason}"), None);
+        if let Err(block) = self.policy.check(&call.name, &args) {
+            return DispatchOutcome::blocked(format!("Blocked by policy: {block}"), None);
         }
         let decision = match self.authorize(&call.name, &args, ctx) {
             Ok(decision) => decision,
             Err(outcome) => return outcome,
         };
-        let mut outcome = match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
+        match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
             Ok(Ok(output)) => DispatchOutcome {
                 content: cap(&output.text, ctx.max_output_chars),
                 ok: true,
@@ -151,12 +152,7 @@ impl Dispatcher<'_> {
                     panic_message(panic.as_ref())
                 ))
             },
-        };
-        if let Some(note) = self.policy.after(&call.name, &outcome) {
-            outcome.content.push('\n');
-            outcome.content.push_str(&note);
         }
-        outcome
     }
 
     fn unknown_tool(&self, name: &str) -> String {

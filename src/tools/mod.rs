@@ -15,6 +15,7 @@ mod indent;
 mod listing;
 mod matching;
 pub mod paths;
+pub mod policy;
 pub mod registry;
 pub mod schema;
 pub(crate) mod textfile;
@@ -23,8 +24,9 @@ pub mod tracker;
 
 use std::path::{Path, PathBuf};
 
-pub use dispatch::{DispatchOutcome, Dispatcher};
+pub use dispatch::{DispatchOutcome, Dispatcher, Toolbox};
 pub use files::FileTracker;
+pub use policy::{NoPolicy, Policy, PolicyBlock};
 pub use registry::Registry;
 
 use crate::cancel::CancelToken;

@@ -65,8 +65,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("config", "cli"),
     ("config", "exit"),
     ("config", "ui"),
-    ("context", "agent"),
-    ("governance", "agent"),
     ("permissions", "cli"),
     ("permissions", "exit"),
     ("permissions", "ui"),

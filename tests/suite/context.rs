@@ -17,7 +17,7 @@ use agent::model::{Client, Message, ProviderSettings, Role};
 use agent::permissions::approval::AlwaysYes;
 use agent::permissions::{PathContext, PermissionEngine};
 use agent::sandbox::ExecSettings;
-use agent::tools::dispatch::NoPolicy;
+use agent::tools::NoPolicy;
 use agent::tools::{
     Access, Args, Dispatcher, FileTracker, Registry, Tool, ToolContext, ToolError, ToolOutput,
     ToolSpec,
@@ -163,13 +163,13 @@ async fn run_loop(
         sink: &sink,
         system_prompt: SYSTEM,
         reminder: &|| "<system-reminder>r</system-reminder>".to_string(),
-        max_model_calls: 20,
-        exhausted: &|| None,
         on_message: &|_| {},
-        hooks: &agent::agent::turn::NoHooks,
         context: Some(&context),
         coach: &coach,
-        repeat_limit: None,
+        limits: agent::agent::LoopLimits {
+            max_model_calls: 20,
+            repeat_limit: None,
+        },
     };
     let mut stats = TurnStats::default();
     turn::run(&cx, history, &cancel, &mut stats).await

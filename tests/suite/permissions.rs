@@ -766,7 +766,7 @@ mod session {
     use agent::model::ToolCall;
     use agent::permissions::{ApprovalAnswer, ApprovalRequest, Approver};
     use agent::sandbox::ExecSettings;
-    use agent::tools::dispatch::NoPolicy;
+    use agent::tools::NoPolicy;
     use agent::tools::{Dispatcher, FileTracker, Registry, ToolContext};
     use pretty_assertions::assert_eq;
 
