@@ -1,10 +1,13 @@
 //! Command-line flags and subcommands: what the user typed, with no logic.
 //!
-//! [`crate::config`] turns these raw values into one resolved configuration.
+//! [`RunArgs::flags`] hands the flags to [`crate::config`] as configuration values; the
+//! configuration resolves them with the environment and the config files.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{CoachSetting, Flags, SandboxLevel};
 
 /// A terminal coding agent for any OpenAI-compatible model endpoint.
 ///
@@ -101,6 +104,34 @@ pub struct RunArgs {
     /// Help for weak models: auto (only when the model needs it), on, or off.
     #[arg(long, value_enum, value_name = "MODE")]
     pub coach: Option<CoachArg>,
+}
+
+impl RunArgs {
+    /// The flags as configuration values.
+    pub fn flags(&self) -> Flags {
+        Flags {
+            directory: self.directory.clone(),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            yes: self.yes,
+            json: self.json,
+            max_turns: self.max_turns,
+            sandbox: self.sandbox.map(|arg| match arg {
+                SandboxArg::WorkspaceWrite => SandboxLevel::WorkspaceWrite,
+                SandboxArg::ReadOnly => SandboxLevel::ReadOnly,
+                SandboxArg::Off => SandboxLevel::Off,
+                SandboxArg::Required => SandboxLevel::Required,
+            }),
+            network: self.network,
+            role: self.role.clone(),
+            resume: self.resume.clone(),
+            coach: self.coach.map(|arg| match arg {
+                CoachArg::Auto => CoachSetting::Auto,
+                CoachArg::On => CoachSetting::On,
+                CoachArg::Off => CoachSetting::Off,
+            }),
+        }
+    }
 }
 
 /// `--coach` values (SPEC §3.5).

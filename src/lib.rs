@@ -14,9 +14,10 @@ pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod clock;
+pub mod commands;
 pub mod config;
 pub mod context;
-pub mod doctor;
+
 pub mod events;
 pub mod exit;
 pub mod governance;

@@ -16,10 +16,11 @@ use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyE
 
 use crate::agent::{Agent, TurnOutcome};
 use crate::cancel::CancelToken;
+use crate::config::UiSettings;
 use crate::events::AgentEvent;
 use crate::exit::Exit;
 use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
-use crate::ui::style::{ColorEnv, Painter};
+use crate::ui::style::Painter;
 
 /// Slash commands of §3.1: name, then what it does (arguments first, in brackets).
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -127,10 +128,14 @@ pub fn help_text() -> String {
     text
 }
 
-/// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt.
-pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
-    let painter = ColorEnv::from_lookup(|k| agent.config().environment.get(k))
-        .painter(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+/// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt; the input history
+/// is kept in `ui.history_file`.
+pub async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
+    let history_file = ui.history_file.as_path();
+    let painter = Painter::for_stream(
+        ui.colors,
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
     let mut editor = match editor(agent, painter) {
         Ok(editor) => editor,
         Err(error) => {
@@ -230,7 +235,7 @@ fn editor(
         .auto_add_history(false)
         .build();
     let mut editor = Editor::with_config(config)?;
-    let base = agent.config().cwd.clone();
+    let base = agent.paths().cwd.clone();
     editor.set_helper(Some(InputHelper::new(COMMANDS, base, painter)));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(

@@ -9,8 +9,7 @@
 
 use crate::model::ToolCall;
 
-/// Identical calls with identical results in a row before the model is told.
-pub const DEFAULT_LIMIT: u32 = 3;
+pub use crate::config::loop_settings::DEFAULT_REPEAT_LIMIT as DEFAULT_LIMIT;
 
 /// Watches the calls of one turn.
 #[derive(Debug)]

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use super::subagent::{ChildEnv, MAX_CHILD_CALLS, TaskTool};
 use super::{Agent, LoopLimits, Saved, prompt};
 use crate::cancel::CancelToken;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::context::Memory;
 use crate::context::compact::{CompactError, ModelAccess};
 use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
@@ -48,14 +48,9 @@ pub fn session_tools(memory: &Memory) -> crate::tools::Registry {
     registry
 }
 
-/// `$AGENT_HOME/sessions`.
-pub fn sessions_dir(config: &Config) -> std::path::PathBuf {
-    config.agent_home.join("sessions")
-}
-
-/// A log for a new session of `config`'s workspace.
-pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
-    let dir = sessions_dir(config);
+/// A log for a new session in `paths`' workspace.
+pub fn new_session_log(paths: &Paths, model: &str) -> SessionLog {
+    let dir = paths.sessions_dir();
     let started = session::now_secs();
     let mut id = session::new_id(started);
     for _ in 0..3 {
@@ -68,7 +63,7 @@ pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
         &dir,
         Header {
             id,
-            workspace: config.workspace.clone(),
+            workspace: paths.workspace.clone(),
             started,
             model: model.to_string(),
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -127,7 +122,7 @@ impl Agent {
         self.prompt.system.truncate(base_len);
         self.prompt.memory = memory.prompt_sections();
         self.prompt.system.push_str(&self.prompt.memory);
-        let workspace = &self.config.workspace;
+        let workspace = &self.paths.workspace;
         self.context.set_instructions(
             memory
                 .instructions
@@ -164,9 +159,9 @@ impl Agent {
     /// Sessions in `$AGENT_HOME/sessions`, most recently active first; only this
     /// workspace's unless `all`.
     pub fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
-        let mut sessions = session::list(&sessions_dir(&self.config));
+        let mut sessions = session::list(&self.paths.sessions_dir());
         if !all {
-            sessions.retain(|s| s.workspace == self.config.workspace);
+            sessions.retain(|s| s.workspace == self.paths.workspace);
         }
         sessions
     }
@@ -196,20 +191,20 @@ impl Agent {
     /// # Errors
     /// [`SessionError`] when no such session exists or it cannot be read; nothing changes then.
     pub fn resume(&mut self, id: Option<&str>) -> Result<ResumeSummary, SessionError> {
-        let info = session::find(&sessions_dir(&self.config), id, &self.config.workspace)?;
+        let info = session::find(&self.paths.sessions_dir(), id, &self.paths.workspace)?;
         let loaded = session::load(&info.path)?;
         for message in &loaded.warnings {
             self.sink.emit(AgentEvent::Warning {
                 message: message.clone(),
             });
         }
-        if loaded.header.workspace != self.config.workspace {
+        if loaded.header.workspace != self.paths.workspace {
             self.sink.emit(AgentEvent::Warning {
                 message: format!(
                     "session `{}` was started in `{}`; continuing it in `{}`",
                     loaded.header.id,
                     loaded.header.workspace.display(),
-                    self.config.workspace.display()
+                    self.paths.workspace.display()
                 ),
             });
         }
@@ -242,7 +237,7 @@ impl Agent {
 
     /// A new, empty session (used by `/clear`): new file, no todos.
     pub(super) fn start_new_session(&mut self) {
-        let log = new_session_log(&self.config, &self.client.endpoint().model);
+        let log = new_session_log(&self.paths, &self.client.endpoint().model);
         self.saved.session.replace(log);
         self.governor.set_session_id(&self.saved.session.id());
         self.saved.todos.set(Vec::new());
@@ -296,7 +291,7 @@ impl Agent {
     fn child_env(&self) -> ChildEnv {
         let mut tools = self.tools.clone();
         tools.registry.retain(|name| name != "task");
-        let system_prompt = prompt::system_prompt(&self.config.workspace, &tools.registry.names())
+        let system_prompt = prompt::system_prompt(&self.paths.workspace, &tools.registry.names())
             + &self.prompt.memory;
         ChildEnv {
             client: self.client.clone(),
@@ -304,7 +299,7 @@ impl Agent {
             sink: Arc::clone(&self.sink),
             system_prompt,
             context: self.context.settings().clone(),
-            workspace: self.config.workspace.clone(),
+            workspace: self.paths.workspace.clone(),
             coach: Arc::clone(&self.coach),
             limits: LoopLimits {
                 max_model_calls: MAX_CHILD_CALLS,

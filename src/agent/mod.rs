@@ -6,19 +6,19 @@ pub mod facts;
 pub mod guard;
 pub mod memory;
 pub mod prompt;
-pub mod settings;
+
 pub mod subagent;
 pub mod turn;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
+pub use crate::config::LoopSettings;
 pub use coach::{CoachStatus, CoachSwitch};
-pub use settings::LoopSettings;
 pub use turn::{LoopLimits, TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::context::{ContextManager, ContextSettings};
 use crate::events::{AgentEvent, EventSink};
 use crate::governance::{GovernanceError, Governor};
@@ -28,19 +28,16 @@ use crate::sandbox::ExecSettings;
 use crate::session::SessionHandle;
 use crate::tools::{FileTracker, Policy, Registry, ToolContext, Toolbox};
 
-/// Default context window in tokens when config and the model table say nothing (§7.3).
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-pub use crate::context::DEFAULT_MAX_OUTPUT_CHARS;
-
-/// Everything a session needs, assembled by the caller.
+/// Everything a session needs, assembled by the caller from the resolved settings.
 pub struct AgentParts {
-    pub config: Arc<Config>,
+    pub paths: Paths,
     pub client: Client,
     pub registry: Registry,
     pub permissions: PermissionEngine,
     pub approver: Arc<dyn Approver>,
     pub sink: Arc<dyn EventSink>,
     pub exec: ExecSettings,
+    pub context: ContextSettings,
     pub loop_settings: LoopSettings,
 }
 
@@ -64,7 +61,7 @@ struct Saved {
 
 /// One session: history plus the parts that act on it.
 pub struct Agent {
-    config: Arc<Config>,
+    paths: Paths,
     client: Client,
     /// Tools, permissions, approver and the policy (the governor) for the dispatcher.
     tools: Toolbox,
@@ -85,18 +82,18 @@ pub struct Agent {
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
         let model = parts.client.endpoint().model.clone();
-        let system = prompt::system_prompt(&parts.config.workspace, &parts.registry.names());
-        let settings = ContextSettings::for_config(&parts.config, &model).unwrap_or_default();
+        let system = prompt::system_prompt(&parts.paths.workspace, &parts.registry.names());
         let session = Arc::new(SessionHandle::new(
-            memory::new_session_log(&parts.config, &model),
+            memory::new_session_log(&parts.paths, &model),
             Arc::clone(&parts.sink),
         ));
-        let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
+        let context =
+            ContextManager::new(parts.context).with_recorder(memory::edit_recorder(&session));
         let governor = Arc::new(Governor::builtin(&model));
         governor.set_session_id(&session.id());
         let coach = Arc::new(CoachSwitch::new(parts.loop_settings.coach, &model));
         Self {
-            config: parts.config,
+            paths: parts.paths,
             client: parts.client,
             tools: Toolbox {
                 registry: parts.registry,
@@ -130,8 +127,9 @@ impl Agent {
         self.coach.status()
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The workspace, working directory and `$AGENT_HOME` of this session.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
     }
 
     pub fn history(&self) -> &[Message] {
@@ -210,15 +208,15 @@ impl Agent {
         self.history.push(user);
         self.context.turn_started(self.history.len() - 1);
         let tools = ToolContext {
-            workspace: &self.config.workspace,
-            cwd: &self.config.cwd,
+            workspace: &self.paths.workspace,
+            cwd: &self.paths.cwd,
             files: &self.files,
             exec: &self.exec,
             cancel,
             max_output_chars: self.context.settings().max_output_chars,
         };
         let dispatcher = self.tools.dispatcher();
-        let workspace = self.config.workspace.clone();
+        let workspace = self.paths.workspace.clone();
         let (todos, policy) = (self.saved.todos.clone(), Arc::clone(&self.tools.policy));
         let reminder = move || {
             let mut extra = prompt::todo_lines(&todos.get());
@@ -240,7 +238,7 @@ impl Agent {
             context: Some(&self.context),
             coach: &self.coach,
             limits: LoopLimits {
-                max_model_calls: self.config.run.max_turns,
+                max_model_calls: self.settings.max_turns,
                 repeat_limit: self.settings.repeat_limit,
             },
         };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::instructions::{AGENTS_MD_CAP, Instructions, system_prompt_sections};
 use super::skill_tool::ReadSkillTool;
 use super::skills::Skills;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::tools::Registry;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
 
@@ -21,15 +21,15 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// AGENTS.md files and skills for `config`'s home, workspace and directory.
-    pub fn load(config: &Config) -> Self {
+    /// AGENTS.md files and skills of `$AGENT_HOME`, the workspace and the working directory.
+    pub fn load(paths: &Paths) -> Self {
         let (instructions, mut warnings) = Instructions::load(
-            &config.agent_home,
-            &config.workspace,
-            &config.cwd,
+            &paths.agent_home,
+            &paths.workspace,
+            &paths.cwd,
             AGENTS_MD_CAP,
         );
-        let (skills, skill_warnings) = Skills::discover(&config.workspace, &config.agent_home);
+        let (skills, skill_warnings) = Skills::discover(&paths.workspace, &paths.agent_home);
         warnings.extend(skill_warnings);
         Self {
             instructions,

@@ -17,10 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::roles::Limits;
 
-/// Default share of a limit at which `WARNING` starts.
-pub const DEFAULT_WARN_AT: f64 = 0.8;
-/// Default share of a limit at which `EXHAUSTED` starts.
-pub const DEFAULT_EXHAUST_AT: f64 = 1.0;
+pub use crate::config::governance::{DEFAULT_EXHAUST_AT, DEFAULT_WARN_AT, Thresholds};
 
 /// Characters per token for the estimate (§7.2).
 pub const CHARS_PER_TOKEN: u64 = 4;
@@ -52,22 +49,6 @@ pub struct Spending {
     pub model_calls: u64,
     /// Characters removed by the `compress` shell policy.
     pub compressed_chars_saved: u64,
-}
-
-/// The thresholds of §9.2, as shares of a limit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub warn_at: f64,
-    pub exhaust_at: f64,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            warn_at: DEFAULT_WARN_AT,
-            exhaust_at: DEFAULT_EXHAUST_AT,
-        }
-    }
 }
 
 /// A budget signal, ordered so the worst is the `max`.

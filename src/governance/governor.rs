@@ -132,7 +132,7 @@ impl Governor {
 
     /// The limits in force: the active role's, with `[budget]` overrides.
     pub fn limits(&self) -> Limits {
-        self.settings.apply(self.lock().role.limits)
+        self.lock().role.limits.under(&self.settings)
     }
 
     /// Whether the active role, under the limits in force, allows `tool`.
@@ -141,7 +141,7 @@ impl Governor {
     }
 
     fn permits(&self, role: &Role, tool: &str) -> bool {
-        role.allows_tool_under(tool, &self.settings.apply(role.limits))
+        role.allows_tool_under(tool, &role.limits.under(&self.settings))
     }
 
     /// Hides from `registry` the tools the active role does not allow (they stay callable,
@@ -179,7 +179,7 @@ impl Governor {
     fn status_of(&self, state: &State) -> Status {
         budget::status(
             &state.role.name,
-            &self.settings.apply(state.role.limits),
+            &state.role.limits.under(&self.settings),
             &state.spending,
             self.settings.thresholds,
         )
@@ -232,7 +232,7 @@ impl Governor {
                 role.name,
                 role.source.as_str(),
                 role.description,
-                role.summary(&self.settings.apply(role.limits))
+                role.summary(&role.limits.under(&self.settings))
             ));
         }
         text.push_str("switch with /role NAME; spending is kept\n");

@@ -26,7 +26,7 @@ use super::events::{EventRecord, Subscriber};
 use crate::events::{AgentEvent, EventSink};
 
 /// File name of the log under `$AGENT_HOME`.
-pub const FILE_NAME: &str = "events.jsonl";
+pub use crate::config::governance::EVENT_LOG as FILE_NAME;
 
 /// An append-only JSONL event log.
 pub struct EventLog {

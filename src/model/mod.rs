@@ -26,7 +26,6 @@ pub mod exchange;
 pub mod holdback;
 pub mod models;
 pub mod retry;
-pub mod settings;
 pub mod sse;
 pub mod text_calls;
 pub mod think;
@@ -35,8 +34,10 @@ pub mod wire;
 
 use std::time::Duration;
 
+pub use crate::config::provider::{
+    ProviderSettings, SendReasoning, TextToolCalls, ToolCallContent,
+};
 pub use client::Client;
-pub use settings::{ProviderSettings, SendReasoning, TextToolCalls, ToolCallContent};
 pub use types::{Completion, Message, Role, ToolCall, Usage};
 
 /// A tool offered to the model: the `function` object of a chat-completions `tools` entry.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::decision::{Decision, Rule, RuleSource};
 use super::defaults::{self, DefaultRule};
+use crate::config::Paths;
 use crate::config::file::{ActionSpec, RuleSpec};
 
 /// Paths that file rules refer to.
@@ -23,6 +24,17 @@ pub struct PathContext {
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
     pub agent_home: PathBuf,
+}
+
+impl From<&Paths> for PathContext {
+    fn from(paths: &Paths) -> Self {
+        Self {
+            workspace: paths.workspace.clone(),
+            cwd: paths.cwd.clone(),
+            home: paths.home.clone(),
+            agent_home: paths.agent_home.clone(),
+        }
+    }
 }
 
 impl PathContext {

@@ -8,7 +8,7 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`settings`] | config + flags → [`ExecSettings`] (trust rules for project configs), banner line |
+//! | [`settings`] | resolved `[sandbox]` settings + the kernel's answer → [`ExecSettings`], banner line |
 //! | [`policy`] | the helper's arguments: what one command may write, encoded and parsed |
 //! | [`linux`] | probe Landlock, apply the Landlock ruleset in the helper |
 //! | [`seccomp`] | the helper's seccomp filter (what Landlock cannot express) |
@@ -36,28 +36,7 @@ pub mod settings;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Sandbox modes (§6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
-pub enum SandboxMode {
-    /// No confinement.
-    Off,
-    /// Read everywhere; write only the workspace, temp dirs and writable roots.
-    #[default]
-    WorkspaceWrite,
-    /// Read everywhere; write nowhere (but the device nodes a shell needs).
-    ReadOnly,
-}
-
-impl SandboxMode {
-    /// The name used on the command line and in `config.toml`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SandboxMode::Off => "off",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-        }
-    }
-}
+pub use crate::config::SandboxMode;
 
 /// What the kernel offers, found once per session by [`probe`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,20 +1,15 @@
-//! Flags and config files → the session's [`ExecSettings`], and the banner line (§2.2, §6).
+//! The resolved `[sandbox]` settings and what the kernel offers → the session's
+//! [`ExecSettings`], and the banner line (§6).
 //!
-//! Precedence: `--sandbox`/`--network` > project `[sandbox]` > user `[sandbox]` > defaults
-//! (workspace-write, network off). The project file comes from the repository and may be
-//! hostile: unless the workspace is trusted it may only tighten (a stricter mode, `required`,
-//! `network = false`); a looser mode, `network = true` or `writable_roots` are ignored with
-//! one warning each. A trusted project file replaces the user's values.
-//!
-//! `writable_roots` entries may start with `~/`; relative entries are relative to the
-//! workspace. `$TMPDIR` is writable like `/tmp`. Roots that do not exist are dropped with a
-//! warning.
+//! Which mode, network and writable roots apply is decided once, in
+//! [`crate::config::SandboxSettings`]; this adds the kernel's answer: without Landlock a
+//! `required` sandbox refuses to start the session, any other confining mode starts with a
+//! loud warning.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{ExecSettings, SandboxMode, SandboxStatus, probe};
-use crate::cli::SandboxArg;
-use crate::config::{Config, ConfigError, FileConfig};
+use crate::config::SandboxSettings;
 
 /// The session's settings and the warnings to show once at start.
 #[derive(Debug, Clone)]
@@ -23,93 +18,39 @@ pub struct Resolved {
     pub warnings: Vec<String>,
 }
 
-/// Resolves the sandbox settings of a session.
+/// The sandbox is required but the kernel cannot provide it: the session must not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the sandbox is required but unavailable: {reason}; run on a Linux kernel with Landlock, or choose another `--sandbox` mode"
+)]
+pub struct Unavailable {
+    pub reason: String,
+}
+
+/// The execution settings of a session configured with `settings`, on this kernel.
 ///
 /// # Errors
-/// [`ConfigError::Invalid`] for an unknown `[sandbox] mode`, or when the sandbox is required
-/// and the kernel cannot provide it (the session must not start).
-pub fn resolve(config: &Config) -> Result<Resolved, ConfigError> {
-    resolve_with(config, probe())
+/// [`Unavailable`] when the sandbox is required and the kernel cannot provide it.
+pub fn resolve(settings: &SandboxSettings) -> Result<Resolved, Unavailable> {
+    resolve_with(settings, probe())
 }
 
 /// [`resolve`] with a given kernel status (for tests).
 ///
 /// # Errors
 /// As [`resolve`].
-pub fn resolve_with(config: &Config, status: SandboxStatus) -> Result<Resolved, ConfigError> {
-    let mut warnings = Vec::new();
-    let user_file = config.user_file();
-    let project_file = config.project_file();
-    let (mut mode, mut required) = file_mode(&config.user, &user_file)?;
-    let mut network = config.user.sandbox.network.unwrap_or(false);
-    let mut roots = absolute_roots(&config.user.sandbox.writable_roots, config);
-    let project = &config.project.sandbox;
-    let loosen = |what: String, warnings: &mut Vec<String>| {
-        warnings.push(format!(
-            "{} sets {what}, which loosens the sandbox; ignored because this workspace is not trusted (run `agent trust` to allow it)",
-            project_file.display()
-        ));
-    };
-    if project.mode.is_some() {
-        let (project_mode, project_required) = file_mode(&config.project, &project_file)?;
-        if config.project_trusted {
-            (mode, required) = (project_mode, project_required);
-        } else {
-            if project_mode < mode {
-                loosen(
-                    format!("[sandbox] mode = `{}`", project_mode.name()),
-                    &mut warnings,
-                );
-            }
-            mode = mode.max(project_mode);
-            required |= project_required;
-        }
-    }
-    match project.network {
-        Some(value) if config.project_trusted => network = value,
-        Some(true) if !network => loosen("[sandbox] network = true".into(), &mut warnings),
-        Some(false) => network = false,
-        _ => {}
-    }
-    if !project.writable_roots.is_empty() {
-        if config.project_trusted {
-            roots.extend(absolute_roots(&project.writable_roots, config));
-        } else {
-            loosen("[sandbox] writable_roots".into(), &mut warnings);
-        }
-    }
-    match config.run.sandbox {
-        Some(SandboxArg::WorkspaceWrite) => (mode, required) = (SandboxMode::WorkspaceWrite, false),
-        Some(SandboxArg::ReadOnly) => (mode, required) = (SandboxMode::ReadOnly, false),
-        Some(SandboxArg::Off) => (mode, required) = (SandboxMode::Off, false),
-        Some(SandboxArg::Required) => (mode, required) = (SandboxMode::WorkspaceWrite, true),
-        None => {}
-    }
-    network |= config.run.network;
-    if let Some(tmp) = config
-        .environment
-        .get("TMPDIR")
-        .filter(|t| t.starts_with('/'))
-    {
-        roots.push(PathBuf::from(tmp));
-    }
-    roots.retain(|root| {
-        let exists = root.is_dir();
-        if !exists {
-            warnings.push(format!(
-                "writable root `{}` is not a directory; ignored",
-                root.display()
-            ));
-        }
-        exists
-    });
-    check_available(mode, required, &status, &mut warnings)?;
+pub fn resolve_with(
+    settings: &SandboxSettings,
+    status: SandboxStatus,
+) -> Result<Resolved, Unavailable> {
+    let mut warnings = settings.warnings.clone();
+    check_available(settings.mode, settings.required, &status, &mut warnings)?;
     let exec = ExecSettings {
-        mode,
-        required,
-        network,
-        writable_roots: roots,
-        env_remove: config.secret_vars.clone(),
+        mode: settings.mode,
+        required: settings.required,
+        network: settings.network,
+        writable_roots: settings.writable_roots.clone(),
+        env_remove: settings.env_remove.clone(),
         status,
         helper: helper_path(),
         ..ExecSettings::default()
@@ -122,14 +63,14 @@ fn check_available(
     required: bool,
     status: &SandboxStatus,
     warnings: &mut Vec<String>,
-) -> Result<(), ConfigError> {
+) -> Result<(), Unavailable> {
     let SandboxStatus::Unavailable { reason } = status else {
         return Ok(());
     };
     if required {
-        return Err(ConfigError::Invalid(format!(
-            "the sandbox is required but unavailable: {reason}; run on a Linux kernel with Landlock, or choose another `--sandbox` mode"
-        )));
+        return Err(Unavailable {
+            reason: reason.clone(),
+        });
     }
     if mode != SandboxMode::Off {
         warnings.push(format!(
@@ -137,32 +78,6 @@ fn check_available(
         ));
     }
     Ok(())
-}
-
-/// `[sandbox] mode` of one file: the mode and whether it is `required`.
-fn file_mode(file: &FileConfig, path: &Path) -> Result<(SandboxMode, bool), ConfigError> {
-    match file.sandbox.mode.as_deref() {
-        None | Some("workspace-write") => Ok((SandboxMode::WorkspaceWrite, false)),
-        Some("read-only") => Ok((SandboxMode::ReadOnly, false)),
-        Some("off") => Ok((SandboxMode::Off, false)),
-        Some("required") => Ok((SandboxMode::WorkspaceWrite, true)),
-        Some(other) => Err(ConfigError::Invalid(format!(
-            "{}: [sandbox] mode = `{other}`; expected `workspace-write`, `read-only`, `off` or `required`",
-            path.display()
-        ))),
-    }
-}
-
-/// `writable_roots` entries made absolute: `~/` → home, relative → workspace.
-fn absolute_roots(entries: &[PathBuf], config: &Config) -> Vec<PathBuf> {
-    entries
-        .iter()
-        .map(|entry| match (entry.strip_prefix("~"), &config.home) {
-            (Ok(rest), Some(home)) => home.join(rest),
-            _ if entry.is_absolute() => entry.clone(),
-            _ => config.workspace.join(entry),
-        })
-        .collect()
 }
 
 /// The helper program: this very binary, even if the file was replaced since it started.
@@ -195,102 +110,19 @@ pub fn banner(exec: &ExecSettings) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Environment;
     use pretty_assertions::assert_eq;
 
     const AVAILABLE: SandboxStatus = SandboxStatus::Available { abi: 7 };
 
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        config: Config,
-    }
-
-    fn fixture(user: &str, project: &str, trusted: bool) -> Fixture {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        let home = base.join("home");
-        let ws = base.join("ws");
-        std::fs::create_dir_all(ws.join(".agents")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(ws.join("extra")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
-        let mut user = user.to_string();
-        if trusted {
-            user = format!("trusted_workspaces = [\"{}\"]\n{user}", ws.display());
-        }
-        std::fs::write(home.join("config.toml"), user).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(ws.join(".agents/config.toml"), project).unwrap_or_else(|e| panic!("{e}"));
-        let env = Environment {
-            vars: [("AGENT_HOME".to_string(), home.display().to_string())].into(),
-            cwd: ws.clone(),
-        };
-        let config =
-            Config::load(&crate::cli::RunArgs::default(), env).unwrap_or_else(|e| panic!("{e}"));
-        Fixture { _dir: dir, config }
-    }
-
-    fn summary(resolved: &Resolved) -> (SandboxMode, bool, bool, usize, usize) {
-        let exec = &resolved.exec;
-        let roots = exec.writable_roots.len();
-        (
-            exec.mode,
-            exec.required,
-            exec.network,
-            roots,
-            resolved.warnings.len(),
-        )
-    }
-
     #[test]
-    fn defaults_are_workspace_write_without_network() {
-        let f = fixture("", "", false);
-        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            summary(&resolved),
-            (SandboxMode::WorkspaceWrite, false, false, 0, 0)
-        );
+    fn the_banner_names_mode_network_and_abi() {
+        let resolved =
+            resolve_with(&SandboxSettings::default(), AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             banner(&resolved.exec),
             "sandbox workspace-write, network off (Landlock ABI 7)"
         );
-    }
-
-    #[test]
-    fn untrusted_project_may_tighten_but_not_loosen() {
-        let loosen = "[sandbox]\nmode = \"off\"\nnetwork = true\nwritable_roots = [\"extra\"]\n";
-        let f = fixture("", loosen, false);
-        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            summary(&resolved),
-            (SandboxMode::WorkspaceWrite, false, false, 0, 3)
-        );
-        assert!(
-            resolved.warnings[0].contains("not trusted"),
-            "{:?}",
-            resolved.warnings
-        );
-
-        let f = fixture(
-            "[sandbox]\nnetwork = true\n",
-            "[sandbox]\nmode = \"read-only\"\nnetwork = false\n",
-            false,
-        );
-        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            summary(&resolved),
-            (SandboxMode::ReadOnly, false, false, 0, 0)
-        );
-    }
-
-    #[test]
-    fn trusted_project_may_loosen() {
-        let loosen = "[sandbox]\nmode = \"off\"\nnetwork = true\nwritable_roots = [\"extra\"]\n";
-        let f = fixture("", loosen, true);
-        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(summary(&resolved), (SandboxMode::Off, false, true, 1, 0));
-        assert_eq!(
-            resolved.exec.writable_roots[0],
-            f.config.workspace.join("extra")
-        );
+        assert!(resolved.warnings.is_empty());
     }
 
     #[test]
@@ -298,12 +130,15 @@ mod tests {
         let gone = SandboxStatus::Unavailable {
             reason: "no Landlock".into(),
         };
-        let f = fixture("", "", false);
-        let resolved = resolve_with(&f.config, gone.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let resolved = resolve_with(&SandboxSettings::default(), gone.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(resolved.warnings[0].starts_with("NO SANDBOX: no Landlock."));
         assert!(banner(&resolved.exec).starts_with("NO SANDBOX"));
-        let f = fixture("[sandbox]\nmode = \"required\"\n", "", false);
-        let error = resolve_with(&f.config, gone).err().map(|e| e.to_string());
+        let required = SandboxSettings {
+            required: true,
+            ..SandboxSettings::default()
+        };
+        let error = resolve_with(&required, gone).err().map(|e| e.to_string());
         assert_eq!(
             error.as_deref(),
             Some(
@@ -313,15 +148,16 @@ mod tests {
     }
 
     #[test]
-    fn bad_mode_names_the_file() {
-        let f = fixture("[sandbox]\nmode = \"strict\"\n", "", false);
-        let error = resolve_with(&f.config, AVAILABLE)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            error.contains("config.toml: [sandbox] mode = `strict`; expected"),
-            "{error}"
-        );
+    fn configured_warnings_come_first() {
+        let settings = SandboxSettings {
+            warnings: vec!["writable root `/x` is not a directory; ignored".into()],
+            ..SandboxSettings::default()
+        };
+        let gone = SandboxStatus::Unavailable {
+            reason: "no Landlock".into(),
+        };
+        let resolved = resolve_with(&settings, gone).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resolved.warnings.len(), 2);
+        assert_eq!(resolved.warnings[0], settings.warnings[0]);
     }
 }

@@ -224,37 +224,14 @@ impl Painter {
     }
 }
 
-/// What decides plain vs colour output, read from the environment once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ColorEnv {
-    /// `NO_COLOR` is set and not empty (no-color.org).
-    pub no_color: bool,
-    /// `TERM=dumb`.
-    pub dumb: bool,
-    /// `COLORTERM` is `truecolor` or `24bit`.
-    pub truecolor: bool,
-}
+pub use crate::config::ColorEnv;
 
-impl ColorEnv {
-    /// Reads `NO_COLOR`, `TERM` and `COLORTERM` through `get`.
-    pub fn from_lookup<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Self {
-        Self {
-            no_color: get("NO_COLOR").is_some_and(|v| !v.is_empty()),
-            dumb: get("TERM") == Some("dumb"),
-            truecolor: matches!(get("COLORTERM"), Some("truecolor" | "24bit")),
-        }
-    }
-
-    /// Colour is wanted at all (a terminal may still be missing).
-    pub fn allows_color(&self) -> bool {
-        !self.no_color && !self.dumb
-    }
-
-    /// The painter for a stream that is (`is_tty`) or is not a terminal.
-    pub fn painter(&self, is_tty: bool) -> Painter {
-        if !is_tty || !self.allows_color() {
+impl Painter {
+    /// The painter for a stream that is (`is_tty`) or is not a terminal, under `colors`.
+    pub fn for_stream(colors: ColorEnv, is_tty: bool) -> Painter {
+        if !is_tty || !colors.allows_color() {
             Painter::PLAIN
-        } else if self.truecolor {
+        } else if colors.truecolor {
             Painter::color(ColorDepth::TrueColor)
         } else {
             Painter::color(ColorDepth::Ansi256)
@@ -293,12 +270,13 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             ColorEnv::from_lookup(|k| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v))
         };
-        assert!(env(&[("NO_COLOR", "1")]).painter(true).is_plain());
-        assert!(!env(&[("NO_COLOR", "")]).painter(true).is_plain());
-        assert!(env(&[("TERM", "dumb")]).painter(true).is_plain());
-        assert!(env(&[]).painter(false).is_plain());
+        let painter = |colors, tty| Painter::for_stream(colors, tty);
+        assert!(painter(env(&[("NO_COLOR", "1")]), true).is_plain());
+        assert!(!painter(env(&[("NO_COLOR", "")]), true).is_plain());
+        assert!(painter(env(&[("TERM", "dumb")]), true).is_plain());
+        assert!(painter(env(&[]), false).is_plain());
         assert_eq!(
-            env(&[("COLORTERM", "truecolor")]).painter(true),
+            painter(env(&[("COLORTERM", "truecolor")]), true),
             Painter::color(ColorDepth::TrueColor)
         );
     }

@@ -103,8 +103,8 @@ impl TerminalSink {
         let (text_out, text_tty) = open(text);
         let activity_out = (activity != text).then(|| open(activity));
         let activity_tty = activity_out.as_ref().map_or(text_tty, |(_, tty)| *tty);
-        let text_painter = env.painter(text_tty);
-        let activity_painter = env.painter(activity_tty);
+        let text_painter = Painter::for_stream(env, text_tty);
+        let activity_painter = Painter::for_stream(env, activity_tty);
         // Lines are fitted to the terminal; a pipe or file gets them whole.
         let width = if activity_tty {
             Width::Terminal

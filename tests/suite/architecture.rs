@@ -25,7 +25,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ui",
             "task_input",
             "exit",
-            "doctor",
         ],
     ),
     ("agent loop", &["agent"]),
@@ -59,19 +58,6 @@ const NEVER: &[(&[&str], &[&str], &str)] = &[
     ),
 ];
 
-/// Edges that break the rules today and are being removed (must shrink to empty).
-const KNOWN: &[(&str, &str)] = &[
-    ("agent", "cli"),
-    ("config", "cli"),
-    ("config", "exit"),
-    ("config", "ui"),
-    ("permissions", "cli"),
-    ("permissions", "exit"),
-    ("permissions", "ui"),
-    ("sandbox", "cli"),
-    ("doctor", "run"),
-];
-
 #[test]
 fn top_level_modules_depend_downwards_without_cycles() {
     let graph = Graph::scan(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
@@ -86,9 +72,6 @@ fn top_level_modules_depend_downwards_without_cycles() {
         }
     }
     for ((from, to), files) in &graph.edges {
-        if KNOWN.contains(&(from.as_str(), to.as_str())) {
-            continue;
-        }
         let (Some(&a), Some(&b)) = (rank.get(from.as_str()), rank.get(to.as_str())) else {
             continue;
         };
@@ -109,23 +92,11 @@ fn top_level_modules_depend_downwards_without_cycles() {
             }
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    for cycle in graph.cycles(&known) {
+    for cycle in graph.cycles() {
         problems.push(format!(
             "cycle between top-level modules: {}",
             cycle.join(" → ")
         ));
-    }
-    for (from, to) in KNOWN {
-        if !graph
-            .edges
-            .contains_key(&(from.to_string(), to.to_string()))
-        {
-            problems.push(format!("`{from}` → `{to}` is gone: remove it from KNOWN"));
-        }
     }
     assert!(
         problems.is_empty(),
@@ -166,10 +137,7 @@ fn the_scanner_reads_paths_groups_super_and_macros() {
             .edges
             .insert((a.to_string(), b.to_string()), vec!["x.rs".to_string()]);
     }
-    assert_eq!(
-        graph.cycles(&BTreeSet::new()),
-        vec![vec!["a", "b", "c", "a"]]
-    );
+    assert_eq!(graph.cycles(), vec![vec!["a", "b", "c", "a"]]);
 }
 
 fn layer_ranks() -> BTreeMap<&'static str, usize> {
@@ -239,10 +207,10 @@ impl Graph {
     }
 
     /// One cycle for each group of modules that can reach each other (a strongly connected
-    /// component of more than one module), over the edges not in `skip`.
-    fn cycles(&self, skip: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
+    /// component of more than one module).
+    fn cycles(&self) -> Vec<Vec<String>> {
         let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for (from, to) in self.edges.keys().filter(|e| !skip.contains(*e)) {
+        for (from, to) in self.edges.keys() {
             next.entry(from.as_str()).or_default().push(to.as_str());
         }
         let reach = |from: &str| {

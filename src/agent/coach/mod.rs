@@ -30,40 +30,7 @@ pub use intent::Intent;
 use super::facts::TurnFacts;
 use crate::model::Message;
 
-/// The `[model] coach` setting (and `--coach`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CoachSetting {
-    /// On only with evidence that the model needs it (see the module doc).
-    #[default]
-    Auto,
-    On,
-    Off,
-}
-
-impl CoachSetting {
-    /// Parses `auto`, `on` or `off`.
-    ///
-    /// # Errors
-    /// A message naming the bad value and the accepted ones.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        match value {
-            "auto" => Ok(Self::Auto),
-            "on" => Ok(Self::On),
-            "off" => Ok(Self::Off),
-            other => Err(format!(
-                "`[model] coach = \"{other}\"` is not a coach setting; use \"auto\", \"on\" or \"off\""
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
-}
+pub use crate::config::loop_settings::CoachSetting;
 
 /// Whether the coach is on, and why (for the banner, `agent doctor` and `--json`).
 #[derive(Debug, Clone, PartialEq, Eq)]

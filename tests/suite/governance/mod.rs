@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use agent::agent::{Agent, AgentParts};
 use agent::cli::Cli;
-use agent::config::{Config, Environment};
+use agent::config::{Environment, Settings, Sources};
 use agent::events::{AgentEvent, EventSink};
 use agent::model::{Client, ProviderSettings};
 use agent::permissions::PermissionEngine;
@@ -191,20 +191,23 @@ pub fn in_process_with(
         vars,
         cwd: env.workspace.clone(),
     };
-    let config = Config::load(&cli.run, environment).unwrap();
-    let endpoint = config.endpoint.require().unwrap();
+    let sources = Sources::load(cli.run.flags(), environment).unwrap();
+    let settings = Settings::resolve(&sources).unwrap();
+    let endpoint = settings.endpoint.clone();
     let recorder = Arc::new(Recorder::default());
     let sink: Arc<dyn EventSink> = recorder.clone();
-    let setup = agent::governance::setup(&config, &endpoint.model, Arc::clone(&sink)).unwrap();
+    let setup =
+        agent::governance::setup(&settings.governance, &endpoint.model, Arc::clone(&sink)).unwrap();
     let mut registry = Registry::builtin();
     if let Some(tool) = extra {
         registry.register(tool);
     }
     setup.governor.hide_denied(&mut registry);
-    let (permissions, _) = PermissionEngine::from_config(&config);
+    let (permissions, _) =
+        PermissionEngine::from_settings(&settings.permissions, (&settings.paths).into());
     let client = Client::new(endpoint, ProviderSettings::default()).unwrap();
     let mut agent = Agent::new(AgentParts {
-        config: Arc::new(config),
+        paths: settings.paths.clone(),
         client,
         registry,
         permissions,
@@ -214,7 +217,8 @@ pub fn in_process_with(
             helper: std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent")),
             ..ExecSettings::default()
         },
-        loop_settings: Default::default(),
+        context: settings.context.clone(),
+        loop_settings: settings.loop_settings,
     });
     agent.set_governor(setup.governor);
     (agent, recorder)

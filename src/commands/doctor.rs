@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::Outcome;
+use crate::agent::CoachSwitch;
 use crate::cli::RunArgs;
-use crate::config::{Config, Environment};
-use crate::exit::Exit;
+use crate::config::LoopSettings;
+use crate::exit::{Error, Exit};
 use crate::model::models::{self, ModelList};
 use crate::model::{
     ChatRequest, Client, Completion, Message, ModelError, ProviderSettings, StreamEvent,
@@ -62,52 +64,36 @@ impl Report {
     }
 }
 
-/// Runs `agent doctor` with the session flags (`--base-url`, `--model`, `-C`).
-pub fn run(args: &RunArgs) -> Exit {
-    let config = match Config::load(args, Environment::capture()) {
-        Ok(config) => config,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let endpoint = match config.endpoint.require() {
-        Ok(endpoint) => endpoint,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let settings = match crate::run::provider_settings(&config) {
-        Ok(settings) => settings,
-        Err(error) => return config_error(&error.to_string()),
-    };
+/// Runs `agent doctor` with the session flags (`--base-url`, `--model`, `-C`); checks that
+/// fail end it with [`Exit::Failure`] after the last line.
+///
+/// # Errors
+/// [`Error::Config`] for a missing endpoint or a bad `[provider]` or `[model]` value,
+/// [`Error::Client`] when the client cannot be built, [`Error::Failed`] when the async
+/// runtime cannot start.
+pub fn run(args: &RunArgs) -> Outcome {
+    let sources = super::sources(args)?;
+    let endpoint = sources.endpoint().require()?;
+    let settings = ProviderSettings::resolve(&sources)?;
     crate::outln!(
         "agent doctor · {} · model {}",
         endpoint.base_url,
         endpoint.model
     );
     crate::outln!("      {}", settings_line(&settings));
-    let coach = match crate::agent::LoopSettings::for_config(&config) {
-        Ok(loop_settings) => {
-            crate::agent::CoachSwitch::new(loop_settings.coach, &endpoint.model).status()
-        }
-        Err(error) => return config_error(&error.to_string()),
-    };
+    let loop_settings = LoopSettings::resolve(&sources)?;
+    let coach = CoachSwitch::new(loop_settings.coach, &endpoint.model).status();
     crate::outln!("      {}", coach.line());
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
         ..settings.clone()
     };
-    let client = match Client::new(endpoint, probe_settings) {
-        Ok(client) => client,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let client = Client::new(endpoint, probe_settings)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            crate::run::fail(&format!("cannot start the async runtime: {error}"));
-            return Exit::Failure;
-        }
-    };
+        .map_err(|error| Error::Failed(format!("cannot start the async runtime: {error}")))?;
     let mut report = Report { failures: 0 };
     runtime.block_on(async {
         if check_models(&client, &mut report).await {
@@ -115,7 +101,7 @@ pub fn run(args: &RunArgs) -> Exit {
             check_tools(&client, settings.text_tool_calls, &mut report).await;
         }
     });
-    match report.failures {
+    Ok(match report.failures {
         0 => {
             crate::outln!("all checks passed");
             Exit::Done
@@ -128,12 +114,7 @@ pub fn run(args: &RunArgs) -> Exit {
             crate::outln!("{n} checks failed");
             Exit::Failure
         }
-    }
-}
-
-fn config_error(message: &str) -> Exit {
-    crate::run::fail(message);
-    Exit::Usage
+    })
 }
 
 /// One line summing up the settings in effect.

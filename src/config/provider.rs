@@ -14,14 +14,17 @@
 //! extra_body = { usage = { include = true } }   # merged into every request body
 //! ```
 //!
-//! Only the user file counts: a project file (which comes with a possibly hostile repository)
-//! must not redirect headers or request bodies. `extra_body` may not replace the fields the
-//! client owns (`model`, `messages`, `tools`, `stream`, `stream_options`).
+//! Only the user file counts ([`ProviderSettings::resolve`]): a project file (which comes
+//! with a possibly hostile repository) must not redirect headers or request bodies; its
+//! `[provider]` is ignored with a warning ([`super::Sources::ignored_in_project`]).
+//! `extra_body` may not replace the fields the client owns (`model`, `messages`, `tools`,
+//! `stream`, `stream_options`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::config::file::ProviderSection;
+use super::file::ProviderSection;
+use super::{ConfigError, Sources};
 
 /// Request fields `extra_body` may not set.
 pub const RESERVED_BODY_FIELDS: &[&str] =
@@ -109,6 +112,14 @@ impl Default for ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// `[provider]` from the user config (never the project file).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key and the bad value.
+    pub fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+        Self::from_section(&sources.user.provider).map_err(ConfigError::Invalid)
+    }
+
     /// Settings from a `[provider]` section; absent fields take the defaults above.
     ///
     /// # Errors

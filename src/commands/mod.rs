@@ -1,0 +1,32 @@
+//! The subcommands, at the edge: each reads the settings it needs, does its job, prints its
+//! own output, and returns how the run ends ([`Exit`]) or an [`Error`] that knows its exit
+//! code, which [`crate::run`] prints. None of them starts a session.
+//!
+//! | subcommand | module | reads |
+//! |---|---|---|
+//! | `agent check CMD` | [`check`] | paths, permission rules |
+//! | `agent doctor` | [`doctor`] | endpoint, `[provider]`, `[model]` |
+//! | `agent sessions` | [`sessions`] | paths |
+//! | `agent trust` | [`trust`] | paths, the project's rules |
+//! | `agent completions SHELL` | [`completions`] | nothing |
+
+pub mod check;
+pub mod completions;
+pub mod doctor;
+pub mod sessions;
+pub mod trust;
+
+use crate::cli::RunArgs;
+use crate::config::{Environment, Sources};
+use crate::exit::{Error, Exit};
+
+/// The raw sources for `args` and the real process environment.
+///
+/// # Errors
+/// [`Error::Config`] when a config file or the env file cannot be read or parsed.
+pub fn sources(args: &RunArgs) -> Result<Sources, Error> {
+    Ok(Sources::load(args.flags(), Environment::capture())?)
+}
+
+/// What every subcommand returns.
+pub type Outcome = Result<Exit, Error>;
