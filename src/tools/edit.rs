@@ -20,11 +20,11 @@
 
 use serde_json::json;
 
-use super::files::str_arg;
 use super::guards::{check_fresh, check_writable, not_found};
 use super::indent::{self, Kind, Outcome};
 use super::matching::{self, Closest, Text};
 use super::paths::{self, Resolved};
+use super::str_arg;
 use super::textfile;
 use super::tracker::Snapshot;
 use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
@@ -365,12 +365,29 @@ fn summary(r: &Resolved, updated: &[u8], lines: &[usize], new_lf: &str) -> Strin
 mod tests {
     use super::*;
     use crate::tools::files::ReadFileTool;
-    use crate::tools::files::fixture::Fixture;
+    use crate::tools::fixture::Fixture;
     use pretty_assertions::assert_eq;
     use serde_json::Value;
 
     fn edit(f: &Fixture, args: Value) -> Result<ToolOutput, ToolError> {
         f.call(&StrReplaceTool::new(), args)
+    }
+
+    #[test]
+    fn a_file_over_the_hash_limit_is_too_large_to_edit() {
+        let f = Fixture::new();
+        let line = b"0123456789abcdef\n";
+        let count = usize::try_from(crate::tools::tracker::HASH_LIMIT).unwrap() / line.len() + 10;
+        f.put("big.log", line.repeat(count));
+        f.ok(
+            &ReadFileTool::new(),
+            json!({"path": "big.log", "offset": 5, "limit": 2}),
+        );
+        let e = f.fail(
+            &StrReplaceTool::new(),
+            json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
+        );
+        assert_eq!(e.kind, "too large");
     }
 
     #[test]

@@ -26,7 +26,9 @@ use super::guards::{check_fresh, check_writable, not_found};
 use super::paths::{self, Resolved};
 use super::textfile::{self, Window};
 use super::tracker::{HASH_LIMIT, Snapshot};
-use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
+use super::{
+    Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec, str_arg,
+};
 
 pub use super::tracker::FileTracker;
 
@@ -34,11 +36,6 @@ pub use super::tracker::FileTracker;
 pub const DEFAULT_LIMIT: usize = 2000;
 /// Characters of the output budget kept free for notes.
 const NOTE_ROOM: usize = 400;
-
-/// The string argument `key` (validated by the schema; empty when absent).
-pub(super) fn str_arg<'a>(args: &'a Args, key: &str) -> &'a str {
-    args.get(key).and_then(|v| v.as_str()).unwrap_or("")
-}
 
 fn usize_arg(args: &Args, key: &str, default: usize) -> usize {
     args.get(key)
@@ -311,111 +308,10 @@ pub(super) fn line_count(bytes: &[u8]) -> usize {
     newlines + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
-/// A workspace, a tracker and a context for the file tools' unit tests.
-#[cfg(test)]
-pub(super) mod fixture {
-    use std::path::PathBuf;
-
-    use serde_json::Value;
-
-    use super::FileTracker;
-    use crate::cancel::CancelToken;
-    use crate::sandbox::ExecSettings;
-    use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput, schema};
-
-    pub struct Fixture {
-        _root: tempfile::TempDir,
-        pub ws: PathBuf,
-        pub outside: PathBuf,
-        pub files: FileTracker,
-        pub max_output_chars: usize,
-        exec: ExecSettings,
-        cancel: CancelToken,
-    }
-
-    impl Fixture {
-        pub fn new() -> Self {
-            let root = tempfile::tempdir().unwrap();
-            let base = root.path().canonicalize().unwrap();
-            let ws = base.join("ws");
-            let outside = base.join("outside");
-            std::fs::create_dir_all(&ws).unwrap();
-            std::fs::create_dir_all(&outside).unwrap();
-            Self {
-                _root: root,
-                ws,
-                outside,
-                files: FileTracker::default(),
-                max_output_chars: 30_000,
-                exec: ExecSettings::default(),
-                cancel: CancelToken::new(),
-            }
-        }
-
-        pub fn ctx(&self) -> ToolContext<'_> {
-            ToolContext {
-                workspace: &self.ws,
-                cwd: &self.ws,
-                files: &self.files,
-                exec: &self.exec,
-                cancel: &self.cancel,
-                max_output_chars: self.max_output_chars,
-            }
-        }
-
-        /// Writes `bytes` to `relative` in the workspace (behind the agent's back).
-        pub fn put(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-            let path = self.ws.join(relative);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, bytes).unwrap();
-            path
-        }
-
-        pub fn get(&self, relative: &str) -> Vec<u8> {
-            std::fs::read(self.ws.join(relative)).unwrap()
-        }
-
-        /// Validates `args`, asks `access`, then runs: the dispatcher's path minus permissions.
-        pub fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
-            let Value::Object(args) = args else {
-                panic!("arguments must be an object")
-            };
-            let args = schema::validate(args, &tool.spec().parameters)
-                .map_err(|m| ToolError::new("schema", m))?;
-            let ctx = self.ctx();
-            tool.access(&args, &ctx)?;
-            tool.run(&args, &ctx)
-        }
-
-        pub fn access(&self, tool: &dyn Tool, args: Value) -> Result<Access, ToolError> {
-            let Value::Object(args) = args else {
-                panic!("arguments must be an object")
-            };
-            tool.access(&args, &self.ctx())
-        }
-
-        /// The text of a call that must succeed.
-        pub fn ok(&self, tool: &dyn Tool, args: Value) -> String {
-            match self.call(tool, args) {
-                Ok(out) => out.text,
-                Err(e) => panic!("expected success, got {e}"),
-            }
-        }
-
-        /// The error message of a call that must fail.
-        pub fn fail(&self, tool: &dyn Tool, args: Value) -> ToolError {
-            match self.call(tool, args) {
-                Ok(out) => panic!("expected an error, got {:?}", out.text),
-                Err(e) => e,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::fixture::Fixture;
     use super::*;
+    use crate::tools::fixture::Fixture;
     use crate::tools::tracker::Freshness;
     use pretty_assertions::assert_eq;
     use std::os::unix::fs::PermissionsExt;
@@ -544,11 +440,6 @@ mod tests {
             f.files.check(&path, &Snapshot::of_metadata(&meta)),
             Freshness::Fresh
         );
-        let e = f.fail(
-            &crate::tools::edit::StrReplaceTool::new(),
-            json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
-        );
-        assert_eq!(e.kind, "too large");
     }
 
     #[test]

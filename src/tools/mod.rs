@@ -10,6 +10,8 @@ pub mod bash;
 pub mod dispatch;
 pub mod edit;
 pub mod files;
+#[cfg(test)]
+mod fixture;
 mod guards;
 mod indent;
 mod listing;
@@ -35,6 +37,11 @@ use crate::sandbox::ExecSettings;
 
 /// Arguments after validation against the tool's schema.
 pub type Args = serde_json::Map<String, serde_json::Value>;
+
+/// The string argument `key` (validated by the schema; empty when absent).
+fn str_arg<'a>(args: &'a Args, key: &str) -> &'a str {
+    args.get(key).and_then(|v| v.as_str()).unwrap_or("")
+}
 
 /// What a call will touch, rated by the permission engine before it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,11 +1,13 @@
-//! The crate's layers, checked: every `crate::…` (and `super::…` that leaves its top-level
-//! module) path of every file under `src/` is an edge between two top-level modules; the
-//! edges must follow [`LAYERS`] downwards (or stay within a layer), form no cycle, and break
-//! none of the [`NEVER`] rules. A new top-level module must be placed in [`LAYERS`].
+//! The crate's layers, checked: every `crate::…` and `super::…` path of every file under
+//! `src/` (tests included) is an edge from the file's module to the module it names. Between
+//! top-level modules the edges must follow [`LAYERS`] downwards (or stay within a layer),
+//! form no cycle, and break none of the [`NEVER`] rules; a new top-level module must be
+//! placed in [`LAYERS`]. Inside a module, its files (sibling modules) must not form a cycle
+//! either: a helper two of them share goes to a third file or to the parent.
 //!
 //! The scan is lexical: comments, strings and character literals are skipped; `use` groups
-//! (`crate::{a::X, b}`) give one edge per first segment; inline `mod name { … }` blocks and
-//! `#[path]` files are followed so `super::` resolves to the right module; a call to a
+//! (`crate::{a::X, b::{c, d}}`) are expanded; inline `mod name { … }` blocks and `#[path]`
+//! files are followed so `super::` resolves to the right module; a call to a
 //! `#[macro_export]` macro (`crate::errln!`) is an edge to the module that defines it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -63,7 +65,8 @@ fn top_level_modules_depend_downwards_without_cycles() {
     let graph = Graph::scan(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let rank = layer_ranks();
     let mut problems = Vec::new();
-    for module in &graph.modules {
+    let top = graph.children(&[]);
+    for module in &top.modules {
         if !rank.contains_key(module.as_str()) {
             problems.push(format!(
                 "module `{module}` is not in the layer order; add it to LAYERS in {}",
@@ -71,7 +74,7 @@ fn top_level_modules_depend_downwards_without_cycles() {
             ));
         }
     }
-    for ((from, to), files) in &graph.edges {
+    for ((from, to), files) in &top.edges {
         let (Some(&a), Some(&b)) = (rank.get(from.as_str()), rank.get(to.as_str())) else {
             continue;
         };
@@ -92,11 +95,15 @@ fn top_level_modules_depend_downwards_without_cycles() {
             }
         }
     }
-    for cycle in graph.cycles() {
-        problems.push(format!(
-            "cycle between top-level modules: {}",
-            cycle.join(" → ")
-        ));
+    for (parent, level) in &graph.levels {
+        for cycle in level.cycles() {
+            let within = if parent.is_empty() {
+                "top-level modules".to_string()
+            } else {
+                format!("the files of `{}`", parent.join("::"))
+            };
+            problems.push(format!("cycle between {within}: {}", cycle.join(" → ")));
+        }
     }
     assert!(
         problems.is_empty(),
@@ -106,38 +113,44 @@ fn top_level_modules_depend_downwards_without_cycles() {
 }
 
 /// The checker itself finds what it must: grouped imports, `super::` escaping the module,
-/// macros, and no edges from comments or strings.
+/// macros, sibling edges, and no edges from comments or strings.
 #[test]
 fn the_scanner_reads_paths_groups_super_and_macros() {
     let text = r#"
-        use crate::{agent::Agent, tools::{Registry, dispatch}};
+        use crate::{agent::Agent, tools::{Registry, dispatch::{self, Dispatcher}}};
         // use crate::ui::nothing;
         /* crate::cli::Nothing */
         const S: &str = "crate::exit::Exit";
         fn f() { crate::errln!("x"); let c = '"'; crate::model::call(); }
+        use super::policy::Policy;
         mod tests { use super::super::super::config::Config; }
     "#;
     let macros: BTreeMap<String, String> = [("errln".to_string(), "ui".to_string())].into();
-    let found = targets(
-        &strip(text),
-        &["sandbox".to_string(), "helper".to_string()],
-        &macros,
-    );
-    assert_eq!(
-        found,
-        ["agent", "config", "model", "tools", "ui"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<BTreeSet<_>>()
-    );
-    let mut graph = Graph::default();
+    let module = ["sandbox".to_string(), "helper".to_string()];
+    let found: BTreeSet<Vec<String>> = paths(&strip(text), &module, &macros).into_iter().collect();
+    let expected: BTreeSet<Vec<String>> = [
+        vec!["agent", "Agent"],
+        vec!["tools", "Registry"],
+        vec!["tools", "dispatch"],
+        vec!["tools", "dispatch", "Dispatcher"],
+        vec!["ui"],
+        vec!["model", "call"],
+        vec!["sandbox", "policy", "Policy"],
+        vec!["config", "Config"],
+    ]
+    .iter()
+    .map(|p| p.iter().map(|s| s.to_string()).collect())
+    .collect();
+    assert_eq!(found, expected);
+
+    let mut level = Level::default();
     for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
-        graph.modules.insert(a.to_string());
-        graph
+        level.modules.insert(a.to_string());
+        level
             .edges
             .insert((a.to_string(), b.to_string()), vec!["x.rs".to_string()]);
     }
-    assert_eq!(graph.cycles(), vec![vec!["a", "b", "c", "a"]]);
+    assert_eq!(level.cycles(), vec![vec!["a", "b", "c", "a"]]);
 }
 
 fn layer_ranks() -> BTreeMap<&'static str, usize> {
@@ -148,11 +161,18 @@ fn layer_ranks() -> BTreeMap<&'static str, usize> {
         .collect()
 }
 
+/// The edges between the children of one module.
 #[derive(Default)]
-struct Graph {
+struct Level {
     modules: BTreeSet<String>,
     /// `(from, to)` → the files (relative to `src/`) where the edge is.
     edges: BTreeMap<(String, String), Vec<String>>,
+}
+
+/// The edges of the crate, by the module whose children they join (`[]`: the top level).
+#[derive(Default)]
+struct Graph {
+    levels: BTreeMap<Vec<String>, Level>,
 }
 
 impl Graph {
@@ -186,17 +206,29 @@ impl Graph {
                 }
             }
         }
+        let known: BTreeSet<Vec<String>> = module_of.values().cloned().collect();
         let mut graph = Graph::default();
         for (file, text) in &texts {
             let module = &module_of[file];
-            let Some(top) = module.first() else {
+            if module.is_empty() {
                 continue; // lib.rs and main.rs: the root may use anything
-            };
-            graph.modules.insert(top.clone());
+            }
             let shown = file.strip_prefix(src).unwrap_or(file).display().to_string();
-            for target in targets(text, module, &macros) {
-                if target != *top {
-                    let files = graph.edges.entry((top.clone(), target)).or_default();
+            graph.level(&[]).modules.insert(module[0].clone());
+            for target in paths(text, module, &macros) {
+                let target = longest_known(&target, &known);
+                let common = module
+                    .iter()
+                    .zip(&target)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                if common < module.len() && common < target.len() {
+                    let level = graph.level(&module[..common]);
+                    level.modules.insert(module[common].clone());
+                    let files = level
+                        .edges
+                        .entry((module[common].clone(), target[common].clone()))
+                        .or_default();
                     if !files.contains(&shown) {
                         files.push(shown.clone());
                     }
@@ -206,6 +238,29 @@ impl Graph {
         graph
     }
 
+    fn level(&mut self, parent: &[String]) -> &mut Level {
+        self.levels.entry(parent.to_vec()).or_default()
+    }
+
+    fn children(&self, parent: &[String]) -> &Level {
+        static EMPTY: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
+        self.levels
+            .get(parent)
+            .unwrap_or_else(|| EMPTY.get_or_init(Level::default))
+    }
+}
+
+/// The longest start of `path` that is a module of the crate (`tools::files::str_arg` →
+/// `tools::files`); the first segment when none is (a macro, an item of the root).
+fn longest_known(path: &[String], known: &BTreeSet<Vec<String>>) -> Vec<String> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|prefix| known.contains(prefix))
+        .unwrap_or_else(|| path.iter().take(1).cloned().collect())
+}
+
+impl Level {
     /// One cycle for each group of modules that can reach each other (a strongly connected
     /// component of more than one module).
     fn cycles(&self) -> Vec<Vec<String>> {
@@ -345,11 +400,12 @@ fn ident(text: &str) -> &str {
     &text[..end]
 }
 
-/// The top-level modules that `text` (already [`strip`]ped; in module `module`) names.
-fn targets(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    // Inline `mod x {` blocks open at each brace depth, to resolve `super::`.
-    let mut inline: Vec<usize> = Vec::new();
+/// The absolute paths that `text` (already [`strip`]ped; the file of module `module`) names
+/// with `crate::` or `super::`; a `#[macro_export]` macro is its module's path.
+fn paths(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    // Inline `mod x {` blocks open, with the brace depth they opened at.
+    let mut inline: Vec<(usize, String)> = Vec::new();
     let mut depth = 0usize;
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -360,7 +416,7 @@ fn targets(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> 
             b'{' => depth += 1,
             b'}' => {
                 depth = depth.saturating_sub(1);
-                if inline.last() == Some(&depth) {
+                if inline.last().is_some_and(|(d, _)| *d == depth) {
                     inline.pop();
                 }
             }
@@ -369,29 +425,32 @@ fn targets(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> 
                 let name = ident(name_start);
                 let after = name_start[name.len()..].trim_start();
                 if !name.is_empty() && after.starts_with('{') {
-                    inline.push(depth);
+                    inline.push((depth, name.to_string()));
                 }
             }
             _ if at_word && (rest.starts_with("crate::") || rest.starts_with("$crate::")) => {
                 let skip = if rest.starts_with('$') { 8 } else { 7 };
-                for first in first_segments(&rest[skip..]) {
-                    found.insert(macros.get(&first).cloned().unwrap_or(first));
+                for path in use_tree(&rest[skip..]) {
+                    match path.first().and_then(|first| macros.get(first)) {
+                        Some(owner) if path.len() == 1 => found.push(vec![owner.clone()]),
+                        _ => found.push(path),
+                    }
                 }
                 i += skip;
                 continue;
             }
             _ if at_word && rest.starts_with("super::") => {
-                let mut ups = 0;
+                let mut here: Vec<String> = module.to_vec();
+                here.extend(inline.iter().map(|(_, name)| name.clone()));
                 let mut tail = rest;
                 while let Some(next) = tail.strip_prefix("super::") {
-                    ups += 1;
+                    here.pop();
                     tail = next.trim_start();
                 }
-                let here = module.len() + inline.len();
-                if ups >= here {
-                    for first in first_segments(tail) {
-                        found.insert(first);
-                    }
+                for path in use_tree(tail) {
+                    let mut full = here.clone();
+                    full.extend(path);
+                    found.push(full);
                 }
                 i += rest.len() - tail.len();
                 continue;
@@ -400,7 +459,7 @@ fn targets(text: &str, module: &[String], macros: &BTreeMap<String, String>) -> 
         }
         i += 1;
     }
-    found.retain(|m| m != "self" && m != "super");
+    found.retain(|p| !p.is_empty());
     found
 }
 
@@ -408,37 +467,65 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The first segment after `crate::`: `a` of `a::b`, or each item's first segment of a
-/// `{a::X, b}` group.
-fn first_segments(text: &str) -> Vec<String> {
-    let text = text.trim_start();
-    let Some(group) = text.strip_prefix('{') else {
-        let name = ident(text);
-        return if name.is_empty() {
-            Vec::new()
-        } else {
-            vec![name.to_string()]
-        };
-    };
+/// The paths a use tree (or an expression path) names: `a::b::C` → `[a, b, C]`;
+/// `a::{B, c::{D, self}}` → `[a, B]`, `[a, c, D]`, `[a, c]`.
+fn use_tree(text: &str) -> Vec<Vec<String>> {
+    let mut segments: Vec<String> = Vec::new();
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut found = Vec::new();
+            for item in split_group(group) {
+                for mut path in use_tree(item) {
+                    if path.first().is_some_and(|s| s == "self") {
+                        path.remove(0);
+                    }
+                    let mut full = segments.clone();
+                    full.extend(path);
+                    found.push(full);
+                }
+            }
+            return found;
+        }
+        let name = ident(rest);
+        if name.is_empty() {
+            break;
+        }
+        segments.push(name.to_string());
+        let after = rest[name.len()..].trim_start();
+        match after.strip_prefix("::") {
+            Some(next) => rest = next.trim_start(),
+            None => break,
+        }
+    }
+    if segments.is_empty() {
+        Vec::new()
+    } else {
+        vec![segments]
+    }
+}
+
+/// The comma-separated items of a `{...}` group, up to its closing brace.
+fn split_group(group: &str) -> Vec<&str> {
     let mut items = Vec::new();
     let mut depth = 0usize;
-    let mut item_start = true;
+    let mut start = 0;
     for (at, c) in group.char_indices() {
         match c {
             '{' => depth += 1,
-            '}' if depth == 0 => break,
+            '}' if depth == 0 => {
+                items.push(&group[start..at]);
+                return items;
+            }
             '}' => depth -= 1,
-            ',' if depth == 0 => item_start = true,
-            c if item_start && !c.is_whitespace() => {
-                item_start = false;
-                let name = ident(&group[at..]);
-                if !name.is_empty() {
-                    items.push(name.to_string());
-                }
+            ',' if depth == 0 => {
+                items.push(&group[start..at]);
+                start = at + 1;
             }
             _ => {}
         }
     }
+    items.push(&group[start..]);
     items
 }
 

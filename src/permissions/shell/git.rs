@@ -10,8 +10,8 @@
 //! configured programs), `git grep -O` (runs a pager) are floors, as are `git branch` forms
 //! that create, delete or move branches, and run-time arguments that could be options.
 
-use super::hazards::long_match;
 use super::join;
+use super::options::long_match;
 use super::words::Word;
 
 const HARMLESS: &[&str] = &[

@@ -9,6 +9,7 @@
 //! at run time that could be an option (`sort $opts`) is a floor too; for programs without
 //! any (cat, grep, ls, ...) it is not.
 
+use super::options::long_match;
 use super::words::Word;
 use super::{basename, git, names, sed};
 
@@ -144,20 +145,6 @@ fn scan(program: &str, spec: &Spec, args: &[Word]) -> Vec<String> {
         }
     }
     floors
-}
-
-/// The dangerous long option that `name` (without `--`) spells or abbreviates.
-pub fn long_match<'a>(long: &'a [(&'a str, &'a str)], name: &str) -> Option<(&'a str, &'a str)> {
-    if name.is_empty() {
-        return None;
-    }
-    long.iter()
-        .find(|(option, _)| {
-            option
-                .strip_prefix("--")
-                .is_some_and(|o| o.starts_with(name))
-        })
-        .copied()
 }
 
 /// `uniq [OPTION]... [INPUT [OUTPUT]]` writes OUTPUT.

@@ -26,6 +26,7 @@ mod exprs;
 pub mod git;
 pub mod hazards;
 pub mod names;
+mod options;
 mod redirects;
 pub mod sed;
 mod unwrap;

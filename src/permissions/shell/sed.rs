@@ -5,7 +5,7 @@
 //! The script is parsed just enough to find those; anything we do not recognise, a script
 //! from a file (`-f`) or a script only known at run time is a floor (`ask`).
 
-use super::hazards::long_match;
+use super::options::long_match;
 use super::words::Word;
 
 const LONG: &[(&str, &str)] = &[

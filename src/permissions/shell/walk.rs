@@ -9,6 +9,10 @@ use tree_sitter::Node;
 use super::words::Word;
 use super::{Analysis, Item, Role, SimpleCommand, Stdin, names};
 
+/// Why arithmetic over variables or strings is at least `ask`.
+pub const ARITHMETIC_HAZARD: &str =
+    "arithmetic on variables or strings can run commands hidden in their values";
+
 /// Walks one parsed script into an [`Analysis`].
 pub struct Walker<'s, 'o> {
     pub(super) src: &'s str,
@@ -273,7 +277,7 @@ impl<'s, 'o> Walker<'s, 'o> {
             }
         }
         if hazard {
-            self.opaque(node, super::exprs::ARITHMETIC_HAZARD);
+            self.opaque(node, ARITHMETIC_HAZARD);
         }
     }
 
