@@ -67,33 +67,45 @@ fn readable_within(wait: Duration) -> bool {
 /// enough that `cat huge.log | agent "..."` cannot grow agent without bound.
 pub const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
 
+/// Why stdin could not be used as (part of) the task.
+#[derive(Debug, thiserror::Error)]
+pub enum StdinError {
+    /// Reading failed: the system's message.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    /// More than [`MAX_STDIN_BYTES`].
+    #[error(
+        "it holds more than {} MiB; save it to a file in the workspace and name the file in the \
+         task",
+        MAX_STDIN_BYTES / (1024 * 1024)
+    )]
+    TooLarge,
+    #[error("stream did not contain valid UTF-8")]
+    NotUtf8,
+}
+
 /// Reads stdin to EOF as UTF-8, at most [`MAX_STDIN_BYTES`].
 ///
 /// # Errors
-/// The message of the read error (for example "stream did not contain valid UTF-8"), or that
-/// stdin holds more than [`MAX_STDIN_BYTES`] with the fix.
-pub fn read_all() -> Result<String, String> {
+/// A [`StdinError`]: the read failed, stdin holds more than [`MAX_STDIN_BYTES`], or it is
+/// not UTF-8.
+pub fn read_all() -> Result<String, StdinError> {
     // Bytes first: a cut at the cap may split a character, which is "too big", not bad UTF-8.
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| error.to_string())?;
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_STDIN_BYTES {
-        return Err(format!(
-            "it holds more than {} MiB; save it to a file in the workspace and name the file in \
-             the task",
-            MAX_STDIN_BYTES / (1024 * 1024)
-        ));
+        return Err(StdinError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "stream did not contain valid UTF-8".to_string())
+    String::from_utf8(bytes).map_err(|_| StdinError::NotUtf8)
 }
 
 /// What stdin adds to a PROMPT run: `Ok(None)` when nothing.
 ///
 /// # Errors
 /// As [`read_all`].
-pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, String> {
+pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, StdinError> {
     match kind {
         StdinKind::Terminal | StdinKind::Device => Ok(None),
         StdinKind::File => read_all().map(Some),

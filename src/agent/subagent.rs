@@ -22,6 +22,7 @@ use super::turn::{self, LoopContext, LoopLimits, TurnOutcome, TurnStats};
 use crate::context::{ContextManager, ContextSettings};
 use crate::events::{AgentEvent, EventSink};
 use crate::model::{Client, Message};
+use crate::tools::ToolErrorKind;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
 use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox};
 
@@ -97,20 +98,22 @@ impl Tool for TaskTool {
     }
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        let env = self
-            .env
-            .as_ref()
-            .ok_or_else(|| ToolError::new("unavailable", "subagents are not available here"))?;
+        let env = self.env.as_ref().ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::Unavailable,
+                "subagents are not available here",
+            )
+        })?;
         let text = |key: &str| args.get(key).and_then(|v| v.as_str()).unwrap_or("").trim();
         let (description, prompt) = (text("description"), text("prompt"));
         if prompt.is_empty() {
             return Err(ToolError::new(
-                "invalid input",
+                ToolErrorKind::InvalidInput,
                 "`prompt` is empty; say what the subagent should do",
             ));
         }
         let handle = tokio::runtime::Handle::try_current()
-            .map_err(|e| ToolError::new("unavailable", e.to_string()))?;
+            .map_err(|e| ToolError::new(ToolErrorKind::Unavailable, e.to_string()))?;
         let answer = tokio::task::block_in_place(|| {
             handle.block_on(run_child(env, description, prompt, ctx))
         })?;
@@ -213,18 +216,25 @@ pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
     match outcome {
         TurnOutcome::Done { text } if !text.trim().is_empty() => Ok(text),
         TurnOutcome::Done { .. } => Err(ToolError::new(
-            "subagent",
+            ToolErrorKind::Subagent,
             "the subagent finished without an answer; do the job directly or give it a clearer prompt",
         )),
         TurnOutcome::MaxTurns { limit } => Err(ToolError::new(
-            "subagent",
+            ToolErrorKind::Subagent,
             format!(
                 "the subagent stopped after {limit} model calls without a final answer; give it a narrower job"
             ),
         )),
-        TurnOutcome::Interrupted => Err(ToolError::new("interrupted", crate::cancel::INTERRUPTED)),
-        TurnOutcome::BudgetExhausted { message } => Err(ToolError::new("budget", message)),
-        TurnOutcome::Failed { message } => Err(ToolError::new("subagent", message)),
-        TurnOutcome::Repeating { message } => Err(ToolError::new("repeating", message)),
+        TurnOutcome::Interrupted => Err(ToolError::new(
+            ToolErrorKind::Interrupted,
+            crate::cancel::INTERRUPTED,
+        )),
+        TurnOutcome::BudgetExhausted { message } => {
+            Err(ToolError::new(ToolErrorKind::Budget, message))
+        }
+        TurnOutcome::Failed { message } => Err(ToolError::new(ToolErrorKind::Subagent, message)),
+        TurnOutcome::Repeating { message } => {
+            Err(ToolError::new(ToolErrorKind::Repeating, message))
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::BadValue;
 use super::file::ContextSection;
 use super::{ConfigError, Sources};
 
@@ -56,7 +57,7 @@ impl ContextSettings {
     /// [`ConfigError::Invalid`] naming the file, key and value of a bad setting.
     pub fn resolve(sources: &Sources, model: &str) -> Result<Self, ConfigError> {
         let invalid =
-            |file: PathBuf, e: String| ConfigError::Invalid(format!("{}: {e}", file.display()));
+            |file: PathBuf, e: BadValue| ConfigError::Invalid(format!("{}: {e}", file.display()));
         let user = Self::from_section(&sources.user.context, model)
             .map_err(|e| invalid(sources.paths.user_file(), e))?;
         let project = &sources.project.context;
@@ -88,19 +89,21 @@ impl ContextSettings {
     /// # Errors
     /// A message naming the bad key and value when a share is outside (0, 1], the window
     /// is under 1,024 tokens or `max_output_chars` under [`MIN_MAX_OUTPUT_CHARS`].
-    pub fn from_section(section: &ContextSection, model: &str) -> Result<Self, String> {
-        let share = |key: &str, value: Option<f64>, default: f64| match value {
-            None => Ok(default),
+    pub fn from_section(section: &ContextSection, model: &str) -> Result<Self, BadValue> {
+        let share = |key: &str, value: Option<f64>, default: f64| {
+            match value {
+            None => Ok::<f64, BadValue>(default),
             Some(v) if v > 0.0 && v <= 1.0 => Ok(v),
             Some(v) => Err(format!(
                 "[context] {key} = `{v}` is not a share of the window; use a number in (0, 1], e.g. {default}"
-            )),
+            ).into()),
+        }
         };
         let window = match section.context_window {
             Some(w) if w < 1024 => {
                 return Err(format!(
                     "[context] context_window = `{w}` is too small; give the model's window in tokens (at least 1024)"
-                ));
+                ).into());
             }
             Some(w) => w,
             None => model_window(model).unwrap_or(DEFAULT_WINDOW),
@@ -116,7 +119,7 @@ impl ContextSettings {
                 Some(chars) if chars < MIN_MAX_OUTPUT_CHARS => {
                     return Err(format!(
                         "[context] max_output_chars = `{chars}` is too small; use at least {MIN_MAX_OUTPUT_CHARS} characters"
-                    ));
+                    ).into());
                 }
                 Some(chars) => chars,
                 None => DEFAULT_MAX_OUTPUT_CHARS,

@@ -4,6 +4,7 @@
 //! loosens anything the user's words or the rules decide, so a project file may set both
 //! without trust.
 
+use super::BadValue;
 use super::{ConfigError, Sources};
 
 /// Default number of model calls per user turn (§3.2).
@@ -26,14 +27,14 @@ impl CoachSetting {
     ///
     /// # Errors
     /// A message naming the bad value and the accepted ones.
-    pub fn parse(value: &str) -> Result<Self, String> {
+    pub fn parse(value: &str) -> Result<Self, BadValue> {
         match value {
             "auto" => Ok(Self::Auto),
             "on" => Ok(Self::On),
             "off" => Ok(Self::Off),
             other => Err(format!(
                 "`[model] coach = \"{other}\"` is not a coach setting; use \"auto\", \"on\" or \"off\""
-            )),
+            ).into()),
         }
     }
 

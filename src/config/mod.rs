@@ -84,3 +84,22 @@ pub enum ConfigError {
     #[error("{0}")]
     Invalid(String),
 }
+
+/// A bad value in a config section, before the file it came from is known (the resolution
+/// names the file in a [`ConfigError::Invalid`]). Lowercase, with the key and the value in
+/// backticks and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+impl From<String> for BadValue {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}

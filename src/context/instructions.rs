@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Unusable;
 use super::skills::Skills;
 
 /// Total bytes of AGENTS.md content included (§8.1).
@@ -54,8 +55,8 @@ impl Instructions {
             match read_text(&path, cap) {
                 Ok(Some((text, unread))) => found.push((path, text, unread)),
                 Ok(None) => {}
-                Err(message) => warnings.push(format!(
-                    "ignoring `{}`: {message}; AGENTS.md must be a readable text file",
+                Err(why) => warnings.push(format!(
+                    "ignoring `{}`: {why}; AGENTS.md must be a readable text file",
                     path.display()
                 )),
             }
@@ -120,23 +121,21 @@ impl Instructions {
 /// # Errors
 /// Why the file is not used: not a regular file (a directory, a FIFO that would block, a
 /// device), unreadable (a symlink loop, no permission), or binary.
-fn read_text(path: &Path, cap: usize) -> Result<Option<(String, usize)>, String> {
+fn read_text(path: &Path, cap: usize) -> Result<Option<(String, usize)>, Unusable> {
     use std::io::Read;
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
     if !meta.is_file() {
-        return Err("it is not a regular file".into());
+        return Err(Unusable::NotAFile);
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(cap as u64).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
+    std::fs::File::open(path).and_then(|file| file.take(cap as u64).read_to_end(&mut bytes))?;
     let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
     if crate::tools::textfile::looks_binary(sample) {
-        return Err("it is binary, not text".into());
+        return Err(Unusable::Binary);
     }
     let unread = usize::try_from(meta.len())
         .unwrap_or(usize::MAX)

@@ -27,3 +27,19 @@ pub use crate::config::context::{
     ContextSettings, DEFAULT_COMPACT_AT, DEFAULT_KEEP_RECENT, DEFAULT_MAX_OUTPUT_CHARS,
     DEFAULT_PRUNE_AT, DEFAULT_WINDOW, MIN_MAX_OUTPUT_CHARS,
 };
+
+/// Why a text file the context reads (an AGENTS.md, a SKILL.md) is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// It cannot be read (a symlink loop, no permission): the system's message.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A directory, a FIFO that would block, a device.
+    #[error("it is not a regular file")]
+    NotAFile,
+    #[error("it is binary, not text")]
+    Binary,
+    /// Over the limit in bytes.
+    #[error("it is {size} bytes, over the {limit}-byte limit")]
+    TooLarge { size: u64, limit: u64 },
+}

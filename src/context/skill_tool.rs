@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::skills::{SkillError, Skills};
+use crate::tools::ToolErrorKind;
 use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// `read_skill(name)`.
@@ -55,9 +56,9 @@ impl Tool for ReadSkillTool {
                 )))
             }
             Err(error @ SkillError::NotFound { .. }) => {
-                Err(ToolError::new("not found", error.to_string()))
+                Err(ToolError::new(ToolErrorKind::NotFound, error.to_string()))
             }
-            Err(error) => Err(ToolError::new("io error", error.to_string())),
+            Err(error) => Err(ToolError::new(ToolErrorKind::Io, error.to_string())),
         }
     }
 }

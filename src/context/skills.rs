@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Unusable;
+
 /// Longest description shown in the system prompt, in characters.
 const DESCRIPTION_CHARS: usize = 200;
 /// Most skills listed in the system prompt.
@@ -96,9 +98,9 @@ impl Skills {
                 name: name.to_string(),
                 available: self.names(),
             })?;
-        let text = read_capped(&skill.path).map_err(|message| SkillError::Read {
+        let text = read_capped(&skill.path).map_err(|why| SkillError::Read {
             path: skill.path.clone(),
-            message,
+            message: why.to_string(),
         })?;
         Ok((split_frontmatter(&text).2.trim().to_string(), skill))
     }
@@ -140,8 +142,8 @@ fn scan(root: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
         }
         let text = match read_capped(&path) {
             Ok(text) => text,
-            Err(message) => {
-                warnings.push(format!("skipping skill `{}`: {message}", path.display()));
+            Err(why) => {
+                warnings.push(format!("skipping skill `{}`: {why}", path.display()));
                 continue;
             }
         };
@@ -197,17 +199,18 @@ fn unique_names(mut skills: Vec<Skill>, warnings: &mut Vec<String>) -> Vec<Skill
     kept
 }
 
-fn read_capped(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+fn read_capped(path: &Path) -> Result<String, Unusable> {
+    let size = std::fs::metadata(path)?.len();
     if size > MAX_SKILL_BYTES {
-        return Err(format!(
-            "it is {size} bytes, over the {MAX_SKILL_BYTES}-byte limit"
-        ));
+        return Err(Unusable::TooLarge {
+            size,
+            limit: MAX_SKILL_BYTES,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(path)?;
     let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
     if crate::tools::textfile::looks_binary(sample) {
-        return Err("it is binary, not text".into());
+        return Err(Unusable::Binary);
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

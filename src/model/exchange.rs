@@ -316,16 +316,16 @@ fn whole_body(
             show(StreamEvent::Text(raw.content.clone()), &mut gate, on_event);
             Attempt::Done(raw, gate)
         }
-        Err(message) => match serde_json::from_str::<Value>(body) {
+        Err(error) => match serde_json::from_str::<Value>(body) {
             Ok(value) if value.get("error").is_some_and(|e| !e.is_null()) => {
-                let error = value.get("error").unwrap_or(&Value::Null);
+                let embedded = value.get("error").unwrap_or(&Value::Null);
                 embedded_error(&StreamError {
-                    message,
+                    message: error.to_string(),
                     body: body.chars().take(4096).collect(),
-                    status: classify::embedded_status(error),
+                    status: classify::embedded_status(embedded),
                 })
             }
-            _ => Attempt::Fatal(ModelError::InvalidResponse(message)),
+            _ => Attempt::Fatal(ModelError::InvalidResponse(error.to_string())),
         },
     }
 }

@@ -136,26 +136,37 @@ pub struct Completion {
 /// or whitespace (→ `{}`), or a JSON string holding an object (double-encoded, unwrapped once).
 ///
 /// # Errors
-/// The parser's message when the text is not JSON, or a description when it is JSON but not
-/// an object.
-pub fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+/// [`ArgumentsError::Json`] with the parser's message when the text is not JSON,
+/// [`ArgumentsError::NotObject`] when it is JSON but not an object.
+pub fn parse_arguments(
+    text: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, ArgumentsError> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(serde_json::Map::new());
     }
-    let value: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_str(trimmed).map_err(|e| ArgumentsError::Json(e.to_string()))?;
     match value {
         serde_json::Value::Object(map) => Ok(map),
         serde_json::Value::Null => Ok(serde_json::Map::new()),
         serde_json::Value::String(inner) => match serde_json::from_str(&inner) {
             Ok(serde_json::Value::Object(map)) => Ok(map),
-            _ => Err("expected a JSON object, found a string".to_string()),
+            _ => Err(ArgumentsError::NotObject("a string")),
         },
-        other => Err(format!(
-            "expected a JSON object, found {}",
-            json_kind(&other)
-        )),
+        other => Err(ArgumentsError::NotObject(json_kind(&other))),
     }
+}
+
+/// Why a tool call's arguments are not a JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentsError {
+    /// Not JSON at all: the parser's message.
+    #[error("{0}")]
+    Json(String),
+    /// JSON, but this kind of value (`an array`, `a number`, ...).
+    #[error("expected a JSON object, found {0}")]
+    NotObject(&'static str),
 }
 
 /// The key argument of a call's `arguments` for one line of display and the audit log: the

@@ -141,15 +141,27 @@ pub struct RawCompletion {
     pub usage: Option<Usage>,
 }
 
+/// Why a non-streaming response body could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResponseError {
+    /// The body is not JSON (an HTML error page, a proxy's text).
+    #[error("not JSON ({0})")]
+    NotJson(String),
+    /// The body is an `error` object; its message.
+    #[error("{0}")]
+    Server(String),
+}
+
 /// Parses a non-streaming chat-completions response body. Missing ids stay empty (the
 /// client synthesizes them); a leading `<think>` block in the content becomes reasoning.
 ///
 /// # Errors
-/// A description when the body is not JSON or holds an `error` object.
-pub fn parse_response(body: &str) -> Result<RawCompletion, String> {
-    let value: Value = serde_json::from_str(body).map_err(|e| format!("not JSON ({e})"))?;
+/// A [`ResponseError`] when the body is not JSON or holds an `error` object.
+pub fn parse_response(body: &str) -> Result<RawCompletion, ResponseError> {
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| ResponseError::NotJson(e.to_string()))?;
     if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-        return Err(error_message(error));
+        return Err(ResponseError::Server(error_message(error)));
     }
     let mut out = RawCompletion {
         usage: value.get("usage").and_then(parse_usage),
@@ -441,7 +453,7 @@ mod tests {
         assert!(parse_response("<html>").is_err());
         assert_eq!(
             parse_response(r#"{"error":{"message":"x"}}"#),
-            Err("x".to_string())
+            Err(ResponseError::Server("x".to_string()))
         );
         assert_eq!(
             parse_response(r#"{"choices":null}"#).map(|r| r.content),

@@ -47,26 +47,38 @@ pub fn main(args: &[OsString]) -> HelperError {
         Ok(parsed) => parsed,
         Err(error) => return HelperError::new(SETUP_FAILED, error.to_string()),
     };
-    if let Err(message) = confine(&policy) {
-        return HelperError::new(SETUP_FAILED, format!("{message}; the command did not run"));
+    if let Err(error) = confine(&policy) {
+        return HelperError::new(SETUP_FAILED, format!("{error}; the command did not run"));
     }
     close_inherited_descriptors();
     exec(&command)
 }
 
+/// Why the helper could not confine itself.
+#[derive(Debug, thiserror::Error)]
+enum NotConfined {
+    /// The kernel offers no Landlock (the reason from the probe).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Landlock or seccomp could not be applied.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Failed(#[from] super::linux::ConfineError),
+}
+
 #[cfg(target_os = "linux")]
-fn confine(policy: &Policy) -> Result<(), String> {
+fn confine(policy: &Policy) -> Result<(), NotConfined> {
     match super::linux::probe() {
-        super::SandboxStatus::Available { abi } => {
-            super::linux::confine(policy, abi).map_err(|e| e.to_string())
-        }
-        super::SandboxStatus::Unavailable { reason } => Err(reason),
+        super::SandboxStatus::Available { abi } => Ok(super::linux::confine(policy, abi)?),
+        super::SandboxStatus::Unavailable { reason } => Err(NotConfined::Unavailable(reason)),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn confine(_: &Policy) -> Result<(), String> {
-    Err("Landlock exists only on Linux".to_string())
+fn confine(_: &Policy) -> Result<(), NotConfined> {
+    Err(NotConfined::Unavailable(
+        "Landlock exists only on Linux".to_string(),
+    ))
 }
 
 /// Closes descriptors 3 and up so nothing the agent opened (a session file, a socket) leaks

@@ -43,7 +43,7 @@ pub enum ConfineError {
     #[error("cannot set no-new-privileges")]
     NoNewPrivs,
     #[error("seccomp: {0}")]
-    Seccomp(String),
+    Seccomp(#[from] super::seccomp::FilterError),
 }
 
 /// Landlock availability, from `landlock_create_ruleset(NULL, 0, VERSION)`.
@@ -113,7 +113,7 @@ pub fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
     if !status.no_new_privs {
         return Err(ConfineError::NoNewPrivs);
     }
-    super::seccomp::install(policy.network, tcp_confined).map_err(ConfineError::Seccomp)
+    super::seccomp::install(policy.network, tcp_confined).map_err(ConfineError::from)
 }
 
 /// Opens a rule target; a path that vanished is skipped (less access, never more).

@@ -112,7 +112,7 @@ impl Dispatcher<'_> {
         };
         let args = match parsed {
             Ok(args) => args,
-            Err(message) => return DispatchOutcome::error(invalid_json(&message)),
+            Err(error) => return DispatchOutcome::error(invalid_json(&error.to_string())),
         };
         let args = match schema::validate(args, &tool.spec().parameters) {
             Ok(args) => args,

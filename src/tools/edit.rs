@@ -20,6 +20,7 @@
 
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::guards::{check_fresh, check_writable, not_found};
 use super::indent::{self, Kind, Outcome};
 use super::matching::{self, Closest, Text};
@@ -139,7 +140,7 @@ impl Tool for StrReplaceTool {
         let lines = text.lines_of(&starts);
         if starts.len() > 1 && !replace_all {
             return Err(ToolError::new(
-                "multiple matches",
+                ToolErrorKind::MultipleMatches,
                 format!(
                     "old_str matches {} times (lines {}); add more context or set replace_all",
                     starts.len(),
@@ -226,21 +227,21 @@ fn indent_error(r: &Resolved, text: &Text<'_>, what: &str, ranges: &[(usize, usi
         "copy old_str from these lines with their exact indentation (without the line \
          numbers), and indent new_str the same way",
     );
-    ToolError::new("no match", message)
+    ToolError::new(ToolErrorKind::NoMatch, message)
 }
 
 /// Refuses an empty `old_str` and a no-op edit.
 fn check_strings(old_lf: &str, new_lf: &str) -> Result<(), ToolError> {
     if old_lf.is_empty() {
         return Err(ToolError::new(
-            "invalid edit",
+            ToolErrorKind::InvalidEdit,
             "`old_str` is empty; to create or overwrite a whole file use write_file, to insert \
              text put a neighbouring line in old_str and repeat it in new_str",
         ));
     }
     if old_lf == new_lf {
         return Err(ToolError::new(
-            "invalid edit",
+            ToolErrorKind::InvalidEdit,
             "`old_str` and `new_str` are the same, so nothing would change; put the new text \
              in new_str",
         ));
@@ -322,7 +323,7 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
              part of the file, leave them out",
         );
     }
-    ToolError::new("no match", message)
+    ToolError::new(ToolErrorKind::NoMatch, message)
 }
 
 /// Whether most lines of `old_lf` start like `read_file` output (`   12\t`).
@@ -387,7 +388,7 @@ mod tests {
             &StrReplaceTool::new(),
             json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
         );
-        assert_eq!(e.kind, "too large");
+        assert_eq!(e.kind, ToolErrorKind::TooLarge);
     }
 
     #[test]
@@ -456,7 +457,7 @@ mod tests {
             json!({"path": "c.py", "old_str": "DEBUG=False", "new_str": "DEBUG = True"}),
         )
         .unwrap_err();
-        assert_eq!(e.kind, "no match");
+        assert_eq!(e.kind, ToolErrorKind::NoMatch);
         assert_eq!(
             e.message,
             "old_str was not found in `c.py`; it matches line(s) 1 only if whitespace is ignored:\n     1\tDEBUG = False\nold_str must match exactly, including spaces, tabs and indentation; copy it from the lines above (without the line numbers)"
@@ -504,7 +505,7 @@ mod tests {
             "not found: `b.txt` does not exist; create a new file with write_file"
         );
         let e = edit(&f, json!({"path": ".", "old_str": "a", "new_str": "b"})).unwrap_err();
-        assert_eq!(e.kind, "is a directory");
+        assert_eq!(e.kind, ToolErrorKind::IsDirectory);
     }
 
     #[test]

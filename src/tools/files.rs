@@ -22,6 +22,7 @@ use std::io::{BufReader, Read};
 
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::guards::{check_fresh, check_writable, not_found};
 use super::paths::{self, Resolved};
 use super::textfile::{self, Window};
@@ -143,7 +144,7 @@ fn refuse_binary(r: &Resolved, sample: &[u8], len: usize) -> Result<(), ToolErro
         return Ok(());
     }
     Err(ToolError::new(
-        "binary file",
+        ToolErrorKind::BinaryFile,
         format!(
             "`{}` looks like a binary file ({len} bytes); read_file shows text only, inspect it \
              with bash (`file {}`, `xxd {} | head`)",
@@ -164,7 +165,7 @@ fn read_result(
     if rendered.last == 0 {
         let total = rendered.total.unwrap_or(0);
         return Err(ToolError::new(
-            "invalid input",
+            ToolErrorKind::InvalidInput,
             format!(
                 "`offset` {} is past the end of `{}` ({}); use an offset from 1 to {total}",
                 window.offset,
@@ -366,7 +367,7 @@ mod tests {
         );
         f.put("img.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR");
         let e = f.fail(&tool, json!({"path": "img.png"}));
-        assert_eq!(e.kind, "binary file");
+        assert_eq!(e.kind, ToolErrorKind::BinaryFile);
         assert!(
             e.message
                 .contains("`img.png` looks like a binary file (16 bytes)"),
@@ -385,7 +386,7 @@ mod tests {
             "`src/` (directory, 3 entries):\nMain.rs\nlink -> Main.rs\nsub/"
         );
         let e = f.fail(&tool, json!({"path": "src/main.rs"}));
-        assert_eq!(e.kind, "not found");
+        assert_eq!(e.kind, ToolErrorKind::NotFound);
         assert!(e.message.contains("did you mean `src/Main.rs`?"), "{e}");
         let e = f.fail(&tool, json!({"path": "src/Main.rs", "offset": 5}));
         assert_eq!(
@@ -395,7 +396,7 @@ mod tests {
         let _socket = std::os::unix::net::UnixListener::bind(f.ws.join("sock")).unwrap();
         assert_eq!(
             f.fail(&tool, json!({"path": "sock"})).kind,
-            "not a regular file"
+            ToolErrorKind::NotRegularFile
         );
     }
 
@@ -499,7 +500,7 @@ mod tests {
         let tool = WriteFileTool::new();
         f.put("notes.md", "keep me\n");
         let e = f.fail(&tool, json!({"path": "notes.md", "content": "new"}));
-        assert_eq!(e.kind, "not read");
+        assert_eq!(e.kind, ToolErrorKind::NotRead);
         assert_eq!(f.get("notes.md"), b"keep me\n");
         read(&f, json!({"path": "notes.md"}));
         f.put("notes.md", "user edit\n");
@@ -536,7 +537,7 @@ mod tests {
         );
         std::fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
         let e = f.fail(&tool, json!({"path": "run.sh", "content": "x"}));
-        assert_eq!(e.kind, "read-only");
+        assert_eq!(e.kind, ToolErrorKind::ReadOnly);
         assert!(e.message.contains("(mode 444)"), "{e}");
     }
 
@@ -558,6 +559,6 @@ mod tests {
         let e = f
             .access(&tool, json!({"path": "out/a.rs", "content": ""}))
             .unwrap_err();
-        assert_eq!(e.kind, "outside workspace");
+        assert_eq!(e.kind, ToolErrorKind::OutsideWorkspace);
     }
 }

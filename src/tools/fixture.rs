@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::FileTracker;
+use super::ToolErrorKind;
 use crate::cancel::CancelToken;
 use crate::sandbox::ExecSettings;
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput, schema};
@@ -67,7 +68,7 @@ impl Fixture {
             panic!("arguments must be an object")
         };
         let args = schema::validate(args, &tool.spec().parameters)
-            .map_err(|m| ToolError::new("schema", m))?;
+            .map_err(|m| ToolError::new(ToolErrorKind::Schema, m.0))?;
         let ctx = self.ctx();
         tool.access(&args, &ctx)?;
         tool.run(&args, &ctx)

@@ -64,6 +64,23 @@ pub enum Outcome {
     Nothing,
 }
 
+/// Why the indentation of `old_str`/`new_str` cannot be carried over to the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unfit(pub String);
+
+impl From<String> for Unfit {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for Unfit {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
 /// A line split into its indentation and the rest.
 fn split(line: &[u8]) -> (&[u8], &[u8]) {
     let at = line
@@ -161,7 +178,7 @@ pub fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
                 new,
                 lines: range(place),
             },
-            Err(reason) => Outcome::Unconvertible {
+            Err(Unfit(reason)) => Outcome::Unconvertible {
                 lines: range(place),
                 reason,
             },
@@ -242,7 +259,7 @@ impl Map {
 }
 
 /// Finds the map the place's lines follow, then re-indents `new_lf` with it.
-fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<String, String> {
+fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<String, Unfit> {
     let map = fit(norm, place, old, new_lf)?;
     let new: Vec<&[u8]> = new_lf.as_bytes().split(|b| *b == b'\n').collect();
     let mut out: Vec<u8> = Vec::with_capacity(new_lf.len());
@@ -261,7 +278,7 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
         }
         let width = match measure(lead) {
             Err(()) => {
-                return Err(format!("line {} of new_str mixes tabs and spaces", i + 1));
+                return Err(format!("line {} of new_str mixes tabs and spaces", i + 1).into());
             }
             Ok(None) => 0,
             Ok(Some((kind, width))) if map.model.is_none_or(|m| m == kind) => width,
@@ -271,7 +288,8 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
                     i + 1,
                     kind.plural(),
                     map.model.map_or("nothing", Kind::plural)
-                ));
+                )
+                .into());
             }
         };
         let Some(file_width) = map.apply(width) else {
@@ -280,16 +298,17 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
                  number of the file's {}",
                 i + 1,
                 map.file.plural()
-            ));
+            )
+            .into());
         };
         out.extend(std::iter::repeat_n(map.file.byte(), file_width as usize));
         out.extend_from_slice(rest);
     }
-    String::from_utf8(out).map_err(|_| "new_str is not valid UTF-8".to_string())
+    String::from_utf8(out).map_err(|_| Unfit::from("new_str is not valid UTF-8"))
 }
 
 /// The map the place's indentation follows (see the module doc).
-fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, String> {
+fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, Unfit> {
     let mixed = |what: &str| format!("{what} mixes tabs and spaces in its indentation");
     let mut model = None;
     let mut file = None;
@@ -300,7 +319,7 @@ fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, S
         for (seen, now, what) in [(&mut model, o, "old_str"), (&mut file, f, "the file")] {
             if let Some((kind, _)) = now {
                 if seen.is_some_and(|k| k != kind) {
-                    return Err(mixed(what));
+                    return Err(mixed(what).into());
                 }
                 *seen = Some(kind);
             }

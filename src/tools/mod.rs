@@ -108,18 +108,112 @@ pub enum ToolDisplay {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct ToolError {
-    /// A short category (`not found`, `stale file`, `no match`, `io error`, ...).
-    pub kind: String,
+    pub kind: ToolErrorKind,
     /// What went wrong and what to do about it.
     pub message: String,
 }
 
 impl ToolError {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
         Self {
-            kind: kind.into(),
+            kind,
             message: message.into(),
         }
+    }
+}
+
+/// What kind of failure a [`ToolError`] is. Its name starts the result text, so the model
+/// (and a reader of the session) sees the category before the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolErrorKind {
+    /// An argument the tool cannot use (an empty `prompt`, a bad `offset`).
+    InvalidInput,
+    /// A path that is empty, malformed or names something no tool may touch.
+    InvalidPath,
+    /// A `str_replace` that would not change anything or cannot be applied.
+    InvalidEdit,
+    /// A todo list that breaks the `write_todos` rules.
+    InvalidTodos,
+    /// The file, directory or skill does not exist.
+    NotFound,
+    /// A file edited before it was read.
+    NotRead,
+    /// A file changed on disk since it was last read.
+    StaleFile,
+    /// A file without write permission.
+    ReadOnly,
+    /// A path that leaves the workspace through a symlink.
+    OutsideWorkspace,
+    /// A file tool given a directory where it needs a file.
+    IsDirectory,
+    /// A device, socket or pipe.
+    NotRegularFile,
+    /// A file that is not text.
+    BinaryFile,
+    /// A file over the size the tool handles.
+    TooLarge,
+    /// `old_str` is not in the file.
+    NoMatch,
+    /// `old_str` is in the file more than once.
+    MultipleMatches,
+    /// Reading or writing failed.
+    Io,
+    /// The shell could not be started.
+    CannotStartShell,
+    /// The sandbox is required and the command cannot be confined.
+    SandboxRequired,
+    /// The sandbox could not be applied; the command did not run.
+    SandboxFailed,
+    /// A subagent ended without an answer.
+    Subagent,
+    /// The user interrupted.
+    Interrupted,
+    /// A budget ran out.
+    Budget,
+    /// The same call with the same result, again.
+    Repeating,
+    /// The tool cannot work here (no async runtime, no parent for a subagent).
+    Unavailable,
+    /// Arguments that do not match the tool's schema.
+    Schema,
+}
+
+impl ToolErrorKind {
+    /// The category as the model reads it (`not found`, `stale file`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "invalid input",
+            Self::InvalidPath => "invalid path",
+            Self::InvalidEdit => "invalid edit",
+            Self::InvalidTodos => "invalid todos",
+            Self::NotFound => "not found",
+            Self::NotRead => "not read",
+            Self::StaleFile => "stale file",
+            Self::ReadOnly => "read-only",
+            Self::OutsideWorkspace => "outside workspace",
+            Self::IsDirectory => "is a directory",
+            Self::NotRegularFile => "not a regular file",
+            Self::BinaryFile => "binary file",
+            Self::TooLarge => "too large",
+            Self::NoMatch => "no match",
+            Self::MultipleMatches => "multiple matches",
+            Self::Io => "io error",
+            Self::CannotStartShell => "cannot start shell",
+            Self::SandboxRequired => "sandbox required",
+            Self::SandboxFailed => "sandbox failed",
+            Self::Subagent => "subagent",
+            Self::Interrupted => "interrupted",
+            Self::Budget => "budget",
+            Self::Repeating => "repeating",
+            Self::Unavailable => "unavailable",
+            Self::Schema => "schema",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

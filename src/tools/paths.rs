@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::ToolErrorKind;
 use super::{ToolContext, ToolError};
 
 /// Symlinks followed before giving up (Linux `MAXSYMLINKS`).
@@ -59,7 +60,7 @@ impl Resolved {
             return Ok(());
         }
         Err(ToolError::new(
-            "outside workspace",
+            ToolErrorKind::OutsideWorkspace,
             format!(
                 "path resolves outside the workspace: `{}` leads to `{}` through a symlink; \
                  writes through symlinks that leave the workspace are refused, edit files \
@@ -94,7 +95,7 @@ pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, T
     let trimmed = raw.trim();
     if let Some(c) = trimmed.chars().find(|c| c.is_control() && *c != '\0') {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{}` holds the control character {}; pass a plain file path",
                 trimmed.escape_debug(),
@@ -120,13 +121,13 @@ pub fn resolve_in(
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             "`path` is empty; pass a file path relative to the workspace",
         ));
     }
     if trimmed.contains('\0') {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{}` holds a NUL byte; pass a plain file path",
                 trimmed.escape_debug()
@@ -141,7 +142,7 @@ pub fn resolve_in(
     let named = normalize(&cwd.join(expanded));
     let real = follow_symlinks(&named).map_err(|hops| {
         ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{trimmed}` has too many levels of symbolic links ({hops}); fix the link loop"
             ),
@@ -333,11 +334,11 @@ mod tests {
         );
         assert_eq!(
             resolve_in("  ", &d.ws, &d.ws, None).unwrap_err().kind,
-            "invalid path"
+            ToolErrorKind::InvalidPath
         );
         assert_eq!(
             resolve_in("a\0b", &d.ws, &d.ws, None).unwrap_err().kind,
-            "invalid path"
+            ToolErrorKind::InvalidPath
         );
     }
 }

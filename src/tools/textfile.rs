@@ -11,6 +11,7 @@ use std::fs::{self, Metadata};
 use std::io::{self, BufRead};
 
 use super::ToolError;
+use super::ToolErrorKind;
 use super::paths::Resolved;
 use super::tracker::HASH_LIMIT;
 
@@ -35,7 +36,7 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
     };
     if meta.is_dir() {
         return Err(ToolError::new(
-            "is a directory",
+            ToolErrorKind::IsDirectory,
             format!(
                 "`{}` is a directory; read_file on it lists its entries",
                 r.shown
@@ -44,7 +45,7 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
     }
     if !meta.is_file() {
         return Err(ToolError::new(
-            "not a regular file",
+            ToolErrorKind::NotRegularFile,
             format!(
                 "`{}` is not a regular file (a device, FIFO or socket); the file tools read and \
                  write regular files only",
@@ -62,7 +63,7 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
 pub fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> {
     if meta.len() > HASH_LIMIT {
         return Err(ToolError::new(
-            "too large",
+            ToolErrorKind::TooLarge,
             format!(
                 "`{}` is {} bytes; the file tools edit files up to {} MiB, use bash for this one",
                 r.shown,
@@ -76,7 +77,7 @@ pub fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> {
 
 /// `<doing> `<path>`: <error>` as an `io error`.
 pub fn io_error(doing: &str, r: &Resolved, error: &io::Error) -> ToolError {
-    ToolError::new("io error", format!("{doing} `{}`: {error}", r.shown))
+    ToolError::new(ToolErrorKind::Io, format!("{doing} `{}`: {error}", r.shown))
 }
 
 /// Whether `sample` (the start of a file) looks binary: a NUL byte, or more than 10% of the

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Most items in the list.
@@ -91,7 +92,7 @@ pub fn render(todos: &[Todo]) -> String {
 /// # Errors
 /// A [`ToolError`] (`invalid todos`) naming the item and the fix.
 pub fn validate(value: &serde_json::Value) -> Result<Vec<Todo>, ToolError> {
-    let invalid = |message: String| ToolError::new("invalid todos", message);
+    let invalid = |message: String| ToolError::new(ToolErrorKind::InvalidTodos, message);
     let todos: Vec<Todo> = serde_json::from_value(value.clone())
         .map_err(|e| invalid(format!("{e}; send a list of {{content, status}} items")))?;
     if todos.len() > MAX_TODOS {

@@ -32,6 +32,8 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
+use super::Unclear;
+
 /// A reason to distrust the parse, for control characters and in-word line continuations.
 pub fn suspicious_characters(script: &str) -> Option<String> {
     if let Some(c) = script
@@ -168,7 +170,7 @@ fn misparsed_body(heredoc: Node<'_>, script: &str) -> Option<Range<usize>> {
 
 /// Offsets of backslashes to replace so the parser stops swallowing the newline before them,
 /// or why the line cannot be repaired.
-pub fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, String> {
+pub fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, Unclear> {
     let mut offsets = Vec::new();
     if !script.contains("\n\\") {
         return Ok(offsets);
@@ -190,7 +192,7 @@ pub fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, St
                     return Err(format!(
                         "the parser joined lines in `{}`; write each command on its own line without a leading backslash",
                         text.escape_default()
-                    ));
+                    ).into());
                 }
                 offsets.push(slash);
             }

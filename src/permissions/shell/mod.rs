@@ -33,6 +33,23 @@ mod unwrap;
 mod walk;
 pub mod words;
 
+/// Why a command, or a part of it, cannot be rated from its words alone: the part is `ask`
+/// and this is the reason shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unclear(pub String);
+
+impl From<String> for Unclear {
+    fn from(reason: String) -> Self {
+        Self(reason)
+    }
+}
+
+impl From<&str> for Unclear {
+    fn from(reason: &str) -> Self {
+        Self(reason.to_string())
+    }
+}
 use std::cell::RefCell;
 
 pub use words::{PathArg, Word};
@@ -293,7 +310,7 @@ fn parse_repaired(
         let slashes = match coverage::swallowed_newlines(tree.root_node(), &text) {
             Ok(slashes) => slashes,
             Err(reason) => {
-                out.opaque_item(script, reason);
+                out.opaque_item(script, reason.0);
                 Vec::new()
             }
         };
