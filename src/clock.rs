@@ -2,19 +2,19 @@
 //! the crate.
 
 /// Seconds since the Unix epoch, now (0 if the clock is before 1970).
-pub fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
+pub(crate) fn today() -> String {
     civil_date(now_secs() / 86_400)
 }
 
 /// Converts days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
-pub fn civil_date(days: u64) -> String {
+pub(crate) fn civil_date(days: u64) -> String {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z - era * 146_097;

@@ -11,7 +11,7 @@ use crate::session::SessionError;
 
 /// How a run of `agent` ended, mapped one-to-one onto the process exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// 0: the task is done.
     Done,
     /// 1: runtime failure (endpoint unreachable after retries, fatal error).
@@ -26,7 +26,7 @@ pub enum Exit {
 
 impl Exit {
     /// The numeric exit status.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Exit::Done => 0,
             Exit::Failure => 1,
@@ -46,7 +46,7 @@ impl From<Exit> for ExitCode {
 /// Why a run ended before its work was done. Printed once, as `agent: error: <message>`,
 /// by [`crate::run`]; [`Error::code`] is the exit code.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// A missing endpoint or a bad value in a flag, the environment or a config file.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -74,7 +74,7 @@ pub enum Error {
 impl Error {
     /// The exit code for this error: 1 for a failure at run time, 2 for everything the user
     /// can fix in the command line or the configuration.
-    pub fn code(&self) -> Exit {
+    pub(crate) fn code(&self) -> Exit {
         match self {
             Error::Failed(_) => Exit::Failure,
             Error::Config(_)

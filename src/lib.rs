@@ -13,24 +13,24 @@
 pub mod agent;
 pub mod cancel;
 pub mod cli;
-pub mod clock;
-pub mod commands;
+mod clock;
+mod commands;
 pub mod config;
 pub mod context;
 
 pub mod events;
-pub mod exit;
+mod exit;
 pub mod governance;
 pub mod model;
-pub mod oneshot;
+mod oneshot;
 pub mod permissions;
-pub mod repl;
+mod repl;
 pub mod sandbox;
 pub mod session;
-pub mod task_input;
+mod task_input;
 pub mod tools;
 pub mod ui;
-pub mod visible;
+mod visible;
 
 mod run;
 

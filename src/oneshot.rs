@@ -8,7 +8,7 @@ use crate::exit::Exit;
 
 /// Runs `task` to its end and prints the final answer to stdout when `print_final` (the
 /// answer was not already streamed there).
-pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
+pub(crate) async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
     let cancel = CancelToken::new();
     let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let outcome = agent.run_turn(task, &cancel).await;

@@ -23,7 +23,7 @@ use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
 use crate::ui::style::Painter;
 
 /// Slash commands of §3.1: name, then what it does (arguments first, in brackets).
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
@@ -41,7 +41,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 /// A parsed line of input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
+pub(crate) enum Input {
     Task(String),
     Help,
     Exit,
@@ -63,7 +63,7 @@ pub enum Input {
 
 impl Input {
     /// Parses one (possibly multi-line) input.
-    pub fn parse(line: &str) -> Self {
+    pub(crate) fn parse(line: &str) -> Self {
         let line = &input::join_continuations(line);
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -115,7 +115,7 @@ fn bad_argument(command: &str, argument: &str) -> Option<String> {
 }
 
 /// The help text listing every slash command.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     let mut text = String::from("Type a task, or a command:\n");
     for (name, what) in COMMANDS {
         text.push_str(&format!("  {name:<10} {what}\n"));
@@ -130,7 +130,7 @@ pub fn help_text() -> String {
 
 /// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt; the input history
 /// is kept in `ui.history_file`.
-pub async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
+pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
     let history_file = ui.history_file.as_path();
     let painter = Painter::for_stream(
         ui.colors,
@@ -219,7 +219,7 @@ fn remember(editor: &mut Editor<InputHelper, DefaultHistory>, line: &str, histor
 }
 
 /// `unknown command `/x`; known: /help, /exit, ...`
-pub fn unknown_command(name: &str) -> String {
+pub(crate) fn unknown_command(name: &str) -> String {
     let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
     format!("unknown command `{name}`; known: {}", known.join(", "))
 }

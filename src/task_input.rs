@@ -17,11 +17,11 @@ use std::io::Read;
 use std::time::Duration;
 
 /// How long a pipe on stdin may stay silent before a PROMPT run ignores it.
-pub const PIPE_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const PIPE_WAIT: Duration = Duration::from_secs(2);
 
 /// What fd 0 is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StdinKind {
+pub(crate) enum StdinKind {
     /// A terminal: never read for a one-shot task.
     Terminal,
     /// `/dev/null`, another character device, or a closed fd: holds no task text.
@@ -33,7 +33,7 @@ pub enum StdinKind {
 }
 
 /// Classifies fd 0 with `fstat`.
-pub fn stdin_kind() -> StdinKind {
+pub(crate) fn stdin_kind() -> StdinKind {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         return StdinKind::Terminal;
@@ -65,11 +65,11 @@ fn readable_within(wait: Duration) -> bool {
 
 /// The most stdin may hold for a task (bytes): far more than any context window, small
 /// enough that `cat huge.log | agent "..."` cannot grow agent without bound.
-pub const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Why stdin could not be used as (part of) the task.
 #[derive(Debug, thiserror::Error)]
-pub enum StdinError {
+pub(crate) enum StdinError {
     /// Reading failed: the system's message.
     #[error("{0}")]
     Read(#[from] std::io::Error),
@@ -89,7 +89,7 @@ pub enum StdinError {
 /// # Errors
 /// A [`StdinError`]: the read failed, stdin holds more than [`MAX_STDIN_BYTES`], or it is
 /// not UTF-8.
-pub fn read_all() -> Result<String, StdinError> {
+pub(crate) fn read_all() -> Result<String, StdinError> {
     // Bytes first: a cut at the cap may split a character, which is "too big", not bad UTF-8.
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -105,7 +105,7 @@ pub fn read_all() -> Result<String, StdinError> {
 ///
 /// # Errors
 /// As [`read_all`].
-pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, StdinError> {
+pub(crate) fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, StdinError> {
     match kind {
         StdinKind::Terminal | StdinKind::Device => Ok(None),
         StdinKind::File => read_all().map(Some),
@@ -122,7 +122,7 @@ pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, StdinError> {
 
 /// The task for PROMPT plus what came on stdin: stdin goes in a `<stdin>` block after the
 /// prompt; blank stdin adds nothing.
-pub fn combine(prompt: &str, stdin: Option<&str>) -> String {
+pub(crate) fn combine(prompt: &str, stdin: Option<&str>) -> String {
     match stdin.map(|text| text.trim_end_matches(['\n', '\r'])) {
         Some(text) if !text.trim().is_empty() => format!("{prompt}\n\n<stdin>\n{text}\n</stdin>"),
         _ => prompt.to_string(),

@@ -31,12 +31,12 @@ use crate::tools::todos::Todo;
 pub struct ResumeSummary {
     pub id: String,
     /// Messages recorded in the file.
-    pub messages: usize,
+    pub(crate) messages: usize,
     /// Messages in the restored (pruned/compacted) history.
-    pub history_len: usize,
+    pub(crate) history_len: usize,
     /// Tool calls answered as interrupted by the repair.
-    pub interrupted: usize,
-    pub todos: usize,
+    pub(crate) interrupted: usize,
+    pub(crate) todos: usize,
 }
 
 /// The tools of a session: the built-ins, `read_skill` (when there are skills) and
@@ -49,7 +49,7 @@ pub fn session_tools(memory: &Memory) -> crate::tools::Registry {
 }
 
 /// A log for a new session in `paths`' workspace.
-pub fn new_session_log(paths: &Paths, model: &str) -> SessionLog {
+pub(crate) fn new_session_log(paths: &Paths, model: &str) -> SessionLog {
     let dir = paths.sessions_dir();
     let started = session::now_secs();
     let mut id = session::new_id(started);
@@ -72,7 +72,7 @@ pub fn new_session_log(paths: &Paths, model: &str) -> SessionLog {
 }
 
 /// Records the context manager's history edits in the session.
-pub fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
+pub(crate) fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
     let session = Arc::clone(session);
     Arc::new(move |edit: &HistoryEdit| {
         session.record(&match edit {
@@ -106,12 +106,8 @@ impl Agent {
         self.saved.session.id()
     }
 
-    pub fn todos(&self) -> Vec<Todo> {
+    pub(crate) fn todos(&self) -> Vec<Todo> {
         self.saved.todos.get()
-    }
-
-    pub fn context_manager(&self) -> &crate::context::ContextManager {
-        &self.context
     }
 
     /// Uses `memory` (AGENTS.md, skills, the todo list shared with `write_todos`): its
@@ -158,7 +154,7 @@ impl Agent {
 
     /// Sessions in `$AGENT_HOME/sessions`, most recently active first; only this
     /// workspace's unless `all`.
-    pub fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
+    pub(crate) fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
         let mut sessions = session::list(&self.paths.sessions_dir());
         if !all {
             sessions.retain(|s| s.workspace == self.paths.workspace);
@@ -170,7 +166,10 @@ impl Agent {
     ///
     /// # Errors
     /// [`CompactError`] when nothing changed (nothing to compact, interrupted, no summary).
-    pub async fn compact(&mut self, cancel: &CancelToken) -> Result<CompactReport, CompactError> {
+    pub(crate) async fn compact(
+        &mut self,
+        cancel: &CancelToken,
+    ) -> Result<CompactReport, CompactError> {
         let access = ModelAccess {
             client: &self.client,
             system_prompt: &self.prompt.system,
@@ -231,7 +230,7 @@ impl Agent {
     }
 
     /// `resumed session <id> (N messages) · last request: "..."`, for the user.
-    pub fn resume_notice(&self, summary: &ResumeSummary) -> String {
+    pub(crate) fn resume_notice(&self, summary: &ResumeSummary) -> String {
         resume_notice(summary, &self.history)
     }
 

@@ -1,13 +1,13 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
-pub mod coach;
+pub(crate) mod coach;
 
-pub mod facts;
-pub mod guard;
+pub(crate) mod facts;
+pub(crate) mod guard;
 pub mod memory;
-pub mod prompt;
+pub(crate) mod prompt;
 
-pub mod subagent;
+pub(crate) mod subagent;
 pub mod turn;
 
 use std::sync::atomic::AtomicU64;
@@ -123,12 +123,12 @@ impl Agent {
     }
 
     /// Whether the coach for weak models is on, and why.
-    pub fn coach_status(&self) -> CoachStatus {
+    pub(crate) fn coach_status(&self) -> CoachStatus {
         self.coach.status()
     }
 
     /// The workspace, working directory and `$AGENT_HOME` of this session.
-    pub fn paths(&self) -> &Paths {
+    pub(crate) fn paths(&self) -> &Paths {
         &self.paths
     }
 
@@ -136,15 +136,7 @@ impl Agent {
         &self.history
     }
 
-    pub fn system_prompt(&self) -> &str {
-        &self.prompt.system
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    pub fn sink(&self) -> &Arc<dyn EventSink> {
+    pub(crate) fn sink(&self) -> &Arc<dyn EventSink> {
         &self.sink
     }
 
@@ -176,18 +168,18 @@ impl Agent {
     }
 
     /// The model requests go to.
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         &self.client.endpoint().model
     }
 
     /// Sends the following requests to `model` (`/model NAME`).
-    pub fn set_model(&mut self, model: &str) {
+    pub(crate) fn set_model(&mut self, model: &str) {
         self.client.set_model(model);
         self.coach.set_model(model);
     }
 
     /// Starts a new conversation (`/clear`) in a new session file.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.history.clear();
         self.start_new_session();
     }

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// The system prompt for a session in `workspace`.
-pub fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
+pub(crate) fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
     format!(
         "You are agent, a coding assistant working in a terminal on the user's machine, in the \
          workspace {workspace}.\n\
@@ -27,7 +27,7 @@ pub fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
 }
 
 /// The reminder appended to the last message of each request (never stored).
-pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
+pub(crate) fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
     let mut lines = vec![
         format!("date: {date}"),
         format!("workspace: {}", workspace.display()),
@@ -43,7 +43,7 @@ pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
 }
 
 /// Reminder lines for the todo list: `todos:` and one line per item; none when empty.
-pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
+pub(crate) fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
     if todos.is_empty() {
         return Vec::new();
     }
@@ -51,7 +51,7 @@ pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
 }
 
 /// The current branch from `.git/HEAD`, without running git.
-pub fn git_branch(workspace: &Path) -> Option<String> {
+pub(crate) fn git_branch(workspace: &Path) -> Option<String> {
     let head = std::fs::read_to_string(workspace.join(".git").join("HEAD")).ok()?;
     let head = head.trim();
     match head.strip_prefix("ref: refs/heads/") {

@@ -27,27 +27,27 @@ use crate::tools::todos::{TodoStore, WriteTodosTool};
 use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox};
 
 /// Model calls a subagent may make (§8.4).
-pub const MAX_CHILD_CALLS: u32 = 30;
+pub(crate) const MAX_CHILD_CALLS: u32 = 30;
 
 /// What a child loop shares with its parent.
 #[derive(Clone)]
-pub struct ChildEnv {
-    pub client: Client,
+pub(crate) struct ChildEnv {
+    pub(crate) client: Client,
     /// The parent's tools without `task`, its permissions (session approvals included),
     /// approver and policy (role and budget are shared, so spending adds up).
-    pub tools: Toolbox,
+    pub(crate) tools: Toolbox,
     /// The parent's sink; the child's events are wrapped before they reach it.
-    pub sink: Arc<dyn EventSink>,
-    pub system_prompt: String,
-    pub context: ContextSettings,
-    pub workspace: PathBuf,
+    pub(crate) sink: Arc<dyn EventSink>,
+    pub(crate) system_prompt: String,
+    pub(crate) context: ContextSettings,
+    pub(crate) workspace: PathBuf,
     /// The parent's coach switch (the same model).
-    pub coach: Arc<super::coach::CoachSwitch>,
-    pub limits: LoopLimits,
+    pub(crate) coach: Arc<super::coach::CoachSwitch>,
+    pub(crate) limits: LoopLimits,
 }
 
 /// `task(description, prompt)`.
-pub struct TaskTool {
+pub(crate) struct TaskTool {
     spec: ToolSpec,
     env: Option<Arc<ChildEnv>>,
 }
@@ -55,7 +55,7 @@ pub struct TaskTool {
 impl TaskTool {
     /// A tool that is listed but not yet connected to a parent (the agent connects it at
     /// the start of each turn with [`TaskTool::with_env`]).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "task",
@@ -74,7 +74,7 @@ impl TaskTool {
         }
     }
 
-    pub fn with_env(env: Arc<ChildEnv>) -> Self {
+    pub(crate) fn with_env(env: Arc<ChildEnv>) -> Self {
         Self {
             env: Some(env),
             ..Self::new()
@@ -142,7 +142,7 @@ impl EventSink for ChildSink {
 }
 
 /// The first (and only) user message of the child.
-pub fn child_prompt(description: &str, prompt: &str) -> String {
+pub(crate) fn child_prompt(description: &str, prompt: &str) -> String {
     format!(
         "{prompt}\n\n(You are a subagent started for: {description}. Work on your own with your \
          tools. Only your final message is passed back, so end with a complete, concise answer: \
@@ -212,7 +212,7 @@ async fn run_child(
 ///
 /// # Errors
 /// A [`ToolError`] for every ending but a non-empty final answer.
-pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
+pub(crate) fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
     match outcome {
         TurnOutcome::Done { text } if !text.trim().is_empty() => Ok(text),
         TurnOutcome::Done { .. } => Err(ToolError::new(

@@ -88,10 +88,10 @@ impl LoopContext<'_> {
 /// Totals of one turn.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnStats {
-    pub model_calls: u32,
-    pub usage: Option<Usage>,
+    pub(crate) model_calls: u32,
+    pub(crate) usage: Option<Usage>,
     /// Prompt tokens of the last request, when reported.
-    pub last_prompt_tokens: Option<u64>,
+    pub(crate) last_prompt_tokens: Option<u64>,
 }
 
 /// Runs model calls and tools until the model answers, appending to `history`.
@@ -449,7 +449,7 @@ fn stopped_loop(cx: &LoopContext<'_>, kept: String) -> crate::model::Completion 
 }
 
 /// System prompt + history + the reminder appended to the last message (not stored).
-pub fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRequest {
+pub(crate) fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRequest {
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(cx.system_prompt));
     messages.extend(history.iter().cloned());

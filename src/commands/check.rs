@@ -16,14 +16,14 @@ use crate::permissions::{Evaluation, PathContext, PermissionEngine, paths};
 use crate::visible::escape_invisible;
 
 /// File tools `--tool` accepts.
-pub const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];
+pub(crate) const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];
 
 /// Runs `agent check`.
 ///
 /// # Errors
 /// [`Error::Config`] when the configuration cannot be read, [`Error::Usage`] for an unknown
 /// `--tool`.
-pub fn run(args: &CheckArgs, run: &RunArgs) -> Outcome {
+pub(crate) fn run(args: &CheckArgs, run: &RunArgs) -> Outcome {
     let sources = super::sources(run)?;
     let paths = &sources.paths;
     let settings = PermissionSettings::resolve(&sources);
@@ -54,7 +54,7 @@ pub fn run(args: &CheckArgs, run: &RunArgs) -> Outcome {
 }
 
 /// A path as a file tool would resolve it: relative to `cwd`, `~` expanded, symlinks followed.
-pub fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
+pub(crate) fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
     let path = match (subject.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
             home.join(rest.trim_start_matches('/'))
@@ -65,7 +65,7 @@ pub fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
 }
 
 /// The verdict line, then one line per part.
-pub fn render_text(evaluation: &Evaluation) -> String {
+pub(crate) fn render_text(evaluation: &Evaluation) -> String {
     let mut out = format!("{}\n", evaluation.decision);
     for part in &evaluation.parts {
         let rule = part
@@ -84,7 +84,7 @@ pub fn render_text(evaluation: &Evaluation) -> String {
 }
 
 /// `{"verdict", "parts": [{"command", "verdict", "rule", "reason"}]}`.
-pub fn render_json(evaluation: &Evaluation) -> String {
+pub(crate) fn render_json(evaluation: &Evaluation) -> String {
     let parts: Vec<serde_json::Value> = evaluation
         .parts
         .iter()

@@ -11,7 +11,7 @@ use crate::exit::Exit;
 ///
 /// # Errors
 /// None; the signature is every subcommand's.
-pub fn run(shell: clap_complete::Shell) -> Outcome {
+pub(crate) fn run(shell: clap_complete::Shell) -> Outcome {
     let mut command = <Cli as clap::CommandFactory>::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "agent", &mut script);

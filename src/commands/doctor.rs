@@ -71,7 +71,7 @@ impl Report {
 /// [`Error::Config`] for a missing endpoint or a bad `[provider]` or `[model]` value,
 /// [`Error::Client`] when the client cannot be built, [`Error::Failed`] when the async
 /// runtime cannot start.
-pub fn run(args: &RunArgs) -> Outcome {
+pub(crate) fn run(args: &RunArgs) -> Outcome {
     let sources = super::sources(args)?;
     let endpoint = sources.endpoint().require()?;
     let settings = ProviderSettings::resolve(&sources)?;

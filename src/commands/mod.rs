@@ -10,11 +10,11 @@
 //! | `agent trust` | [`trust`] | paths, the project's rules |
 //! | `agent completions SHELL` | [`completions`] | nothing |
 
-pub mod check;
-pub mod completions;
-pub mod doctor;
-pub mod sessions;
-pub mod trust;
+pub(crate) mod check;
+pub(crate) mod completions;
+pub(crate) mod doctor;
+pub(crate) mod sessions;
+pub(crate) mod trust;
 
 use crate::cli::RunArgs;
 use crate::config::{Environment, Sources};
@@ -24,9 +24,9 @@ use crate::exit::{Error, Exit};
 ///
 /// # Errors
 /// [`Error::Config`] when a config file or the env file cannot be read or parsed.
-pub fn sources(args: &RunArgs) -> Result<Sources, Error> {
+pub(crate) fn sources(args: &RunArgs) -> Result<Sources, Error> {
     Ok(Sources::load(args.flags(), Environment::capture())?)
 }
 
 /// What every subcommand returns.
-pub type Outcome = Result<Exit, Error>;
+pub(crate) type Outcome = Result<Exit, Error>;

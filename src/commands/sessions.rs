@@ -8,7 +8,7 @@ use crate::exit::Exit;
 ///
 /// # Errors
 /// [`crate::exit::Error::Config`] when the configuration cannot be read.
-pub fn run(args: &RunArgs) -> Outcome {
+pub(crate) fn run(args: &RunArgs) -> Outcome {
     let sources = super::sources(args)?;
     let dir = sources.paths.sessions_dir();
     let list = crate::session::list(&dir);

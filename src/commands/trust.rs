@@ -13,7 +13,7 @@ use crate::exit::Exit;
 /// # Errors
 /// [`crate::exit::Error::Config`] when the configuration cannot be read or the user config
 /// cannot be updated.
-pub fn run(args: &RunArgs) -> Outcome {
+pub(crate) fn run(args: &RunArgs) -> Outcome {
     let sources = super::sources(args)?;
     let workspace = &sources.paths.workspace;
     if add_trusted(&sources.paths.user_file(), workspace)? {

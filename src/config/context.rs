@@ -55,7 +55,7 @@ impl ContextSettings {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the file, key and value of a bad setting.
-    pub fn resolve(sources: &Sources, model: &str) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(sources: &Sources, model: &str) -> Result<Self, ConfigError> {
         let invalid =
             |file: PathBuf, e: BadValue| ConfigError::Invalid(format!("{}: {e}", file.display()));
         let user = Self::from_section(&sources.user.context, model)
@@ -89,7 +89,7 @@ impl ContextSettings {
     /// # Errors
     /// A message naming the bad key and value when a share is outside (0, 1], the window
     /// is under 1,024 tokens or `max_output_chars` under [`MIN_MAX_OUTPUT_CHARS`].
-    pub fn from_section(section: &ContextSection, model: &str) -> Result<Self, BadValue> {
+    pub(crate) fn from_section(section: &ContextSection, model: &str) -> Result<Self, BadValue> {
         let share = |key: &str, value: Option<f64>, default: f64| {
             match value {
             None => Ok::<f64, BadValue>(default),
@@ -157,7 +157,7 @@ const WINDOWS: &[(&str, u64)] = &[
 ];
 
 /// The built-in context window for `model`, if the table knows it.
-pub fn model_window(model: &str) -> Option<u64> {
+pub(crate) fn model_window(model: &str) -> Option<u64> {
     let lower = model.to_lowercase();
     WINDOWS
         .iter()

@@ -8,11 +8,11 @@ use super::ConfigError;
 /// Endpoint settings after precedence, before the required ones are checked.
 #[derive(Debug, Clone, Default)]
 pub struct EndpointSettings {
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    pub model: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) model: Option<String>,
     /// The env file consulted, for error messages.
-    pub env_file: PathBuf,
+    pub(crate) env_file: PathBuf,
 }
 
 /// A usable endpoint: base URL and model are present.
@@ -31,7 +31,7 @@ impl EndpointSettings {
     /// # Errors
     /// [`ConfigError::Missing`] for a missing or empty `BASE_URL` or `MODEL`;
     /// [`ConfigError::Invalid`] for a `BASE_URL` that is not an http(s) URL.
-    pub fn require(&self) -> Result<Endpoint, ConfigError> {
+    pub(crate) fn require(&self) -> Result<Endpoint, ConfigError> {
         let missing = |name, flag| ConfigError::Missing {
             name,
             flag,

@@ -18,7 +18,7 @@ use super::ConfigError;
 /// # Errors
 /// [`ConfigError::EnvFile`] naming the file and 1-based line for a line without `=`, an
 /// invalid key, or an unterminated quote.
-pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut values = BTreeMap::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.lines().enumerate() {

@@ -27,17 +27,17 @@ use super::file::{BudgetSection, Price};
 use super::{ConfigError, Sources};
 
 /// Environment variable naming the role (below `--role`, above config).
-pub const ROLE_VAR: &str = "AGENT_ROLE";
+pub(crate) const ROLE_VAR: &str = "AGENT_ROLE";
 /// Default share of a limit at which `WARNING` starts.
-pub const DEFAULT_WARN_AT: f64 = 0.8;
+pub(crate) const DEFAULT_WARN_AT: f64 = 0.8;
 /// Default share of a limit at which `EXHAUSTED` starts.
-pub const DEFAULT_EXHAUST_AT: f64 = 1.0;
+pub(crate) const DEFAULT_EXHAUST_AT: f64 = 1.0;
 
 /// The thresholds of §9.2, as shares of a limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub warn_at: f64,
-    pub exhaust_at: f64,
+pub(crate) struct Thresholds {
+    pub(crate) warn_at: f64,
+    pub(crate) exhaust_at: f64,
 }
 
 impl Default for Thresholds {
@@ -51,14 +51,14 @@ impl Default for Thresholds {
 
 /// Where custom roles are defined (§9.1), and how far the project's may go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RoleFiles {
+pub(crate) struct RoleFiles {
     /// `$AGENT_HOME/roles`.
-    pub user_dir: PathBuf,
+    pub(crate) user_dir: PathBuf,
     /// `<workspace>/.agents/roles`.
-    pub project_dir: PathBuf,
+    pub(crate) project_dir: PathBuf,
     /// Whether the user trusted the workspace: an untrusted project's roles may not replace
     /// the user's, inherit privileged roles or loosen limits (the role files' own rules).
-    pub project_trusted: bool,
+    pub(crate) project_trusted: bool,
 }
 
 /// Governance settings of a session.
@@ -66,26 +66,26 @@ pub struct RoleFiles {
 pub struct GovernanceSettings {
     /// The role to start with; `None` for the default role. A name given empty (`--role=`)
     /// is kept as given, so looking it up fails with the list of roles.
-    pub role: Option<String>,
-    pub roles: RoleFiles,
-    pub budget: BudgetSettings,
+    pub(crate) role: Option<String>,
+    pub(crate) roles: RoleFiles,
+    pub(crate) budget: BudgetSettings,
     /// USD per million tokens, by model name.
-    pub prices: BTreeMap<String, Price>,
+    pub(crate) prices: BTreeMap<String, Price>,
     /// `$AGENT_HOME/events.jsonl`.
-    pub event_log: PathBuf,
+    pub(crate) event_log: PathBuf,
     /// Ignored project settings, to show once at start.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The event log's file name under `$AGENT_HOME`.
-pub const EVENT_LOG: &str = "events.jsonl";
+pub(crate) const EVENT_LOG: &str = "events.jsonl";
 
 impl GovernanceSettings {
     /// The governance settings of `sources`.
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] for bad `[budget]` values.
-    pub fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
         let mut warnings = Vec::new();
         let trusted = sources.trusted;
         let role = choose_role(sources, &mut warnings);
@@ -159,10 +159,10 @@ fn budget_error(message: String) -> ConfigError {
 
 /// Limits given in config, each optional.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PartialLimits {
-    pub max_context_tokens: Option<u64>,
-    pub max_shell_invocations: Option<u64>,
-    pub max_cost_usd: Option<f64>,
+pub(crate) struct PartialLimits {
+    pub(crate) max_context_tokens: Option<u64>,
+    pub(crate) max_shell_invocations: Option<u64>,
+    pub(crate) max_cost_usd: Option<f64>,
 }
 
 impl PartialLimits {
@@ -186,12 +186,12 @@ impl PartialLimits {
 
 /// Thresholds and limit overrides in force for a session.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct BudgetSettings {
-    pub thresholds: Thresholds,
+pub(crate) struct BudgetSettings {
+    pub(crate) thresholds: Thresholds,
     /// Replace the role's limits.
-    pub set: PartialLimits,
+    pub(crate) set: PartialLimits,
     /// Upper bounds from an untrusted project file.
-    pub cap: PartialLimits,
+    pub(crate) cap: PartialLimits,
 }
 
 impl BudgetSettings {
@@ -200,7 +200,7 @@ impl BudgetSettings {
     /// # Errors
     /// [`ConfigError::Invalid`] (`invalid [budget] setting: ...`) when a threshold is outside `0 < warn_at <= exhaust_at <= 1`
     /// or a cost limit is negative or not a number.
-    pub fn resolve(
+    pub(crate) fn resolve(
         user: &BudgetSection,
         project: &BudgetSection,
         trusted: bool,

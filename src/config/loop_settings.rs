@@ -10,7 +10,7 @@ use super::{ConfigError, Sources};
 /// Default number of model calls per user turn (§3.2).
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 /// Identical calls with identical results in a row before the model is told (§3.5).
-pub const DEFAULT_REPEAT_LIMIT: u32 = 3;
+pub(crate) const DEFAULT_REPEAT_LIMIT: u32 = 3;
 
 /// The `[model] coach` setting (and `--coach`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -27,7 +27,7 @@ impl CoachSetting {
     ///
     /// # Errors
     /// A message naming the bad value and the accepted ones.
-    pub fn parse(value: &str) -> Result<Self, BadValue> {
+    pub(crate) fn parse(value: &str) -> Result<Self, BadValue> {
         match value {
             "auto" => Ok(Self::Auto),
             "on" => Ok(Self::On),
@@ -37,24 +37,16 @@ impl CoachSetting {
             ).into()),
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
 }
 
 /// The loop's settings for the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopSettings {
-    pub coach: CoachSetting,
+    pub(crate) coach: CoachSetting,
     /// Identical calls in a row before the repeated-call guard speaks up (`None`: off).
-    pub repeat_limit: Option<u32>,
+    pub(crate) repeat_limit: Option<u32>,
     /// Model calls allowed in one user turn (`--max-turns`, at least 1).
-    pub max_turns: u32,
+    pub(crate) max_turns: u32,
 }
 
 impl Default for LoopSettings {
@@ -72,7 +64,7 @@ impl LoopSettings {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the file and the bad `coach` value.
-    pub fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
         let files = [
             (&sources.project.model, sources.paths.project_file()),
             (&sources.user.model, sources.paths.user_file()),

@@ -22,20 +22,20 @@
 //! Nothing here touches the process environment; callers pass a snapshot ([`Environment`])
 //! so tests never mutate global state. Nothing here prints.
 
-pub mod context;
-pub mod endpoint;
-pub mod envfile;
-pub mod file;
-pub mod governance;
-pub mod loop_settings;
-pub mod paths;
-pub mod permissions;
-pub mod provider;
-pub mod sandbox;
-pub mod settings;
-pub mod sources;
-pub mod trust;
-pub mod ui;
+pub(crate) mod context;
+pub(crate) mod endpoint;
+pub(crate) mod envfile;
+pub(crate) mod file;
+pub(crate) mod governance;
+pub(crate) mod loop_settings;
+pub(crate) mod paths;
+pub(crate) mod permissions;
+pub(crate) mod provider;
+pub(crate) mod sandbox;
+pub(crate) mod settings;
+pub(crate) mod sources;
+pub(crate) mod trust;
+pub(crate) mod ui;
 
 use std::path::PathBuf;
 
@@ -50,7 +50,7 @@ pub use provider::ProviderSettings;
 pub use sandbox::{SandboxLevel, SandboxMode, SandboxSettings};
 pub use settings::Settings;
 pub use sources::{Environment, Flags, Sources};
-pub use ui::{ColorEnv, UiSettings};
+pub(crate) use ui::{ColorEnv, UiSettings};
 
 /// Errors while resolving configuration. All of them end the run with exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ pub enum ConfigError {
 /// backticks and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct BadValue(pub String);
+pub(crate) struct BadValue(pub(crate) String);
 
 impl From<String> for BadValue {
     fn from(message: String) -> Self {

@@ -9,13 +9,13 @@ use super::ConfigError;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Paths {
     /// Workspace root (§2.3), canonical.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Directory the agent was started in (or `-C DIR`), canonical.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The user's home directory, when known (for `~` in rules and writable roots).
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// `$AGENT_HOME` (default `~/.agents`).
-    pub agent_home: PathBuf,
+    pub(crate) agent_home: PathBuf,
 }
 
 /// The user's config file: `$AGENT_HOME/config.toml` (SPEC §2.2).
@@ -40,12 +40,12 @@ impl Paths {
     }
 
     /// `$AGENT_HOME/sessions`: the session files (§8.3).
-    pub fn sessions_dir(&self) -> PathBuf {
+    pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.agent_home.join("sessions")
     }
 
     /// `$AGENT_HOME/history`: the REPL's input history.
-    pub fn history_file(&self) -> PathBuf {
+    pub(crate) fn history_file(&self) -> PathBuf {
         self.agent_home.join("history")
     }
 
@@ -55,7 +55,7 @@ impl Paths {
     /// # Errors
     /// [`ConfigError::Directory`] when a directory cannot be resolved,
     /// [`ConfigError::Invalid`] when `-C` names something that is not a directory.
-    pub fn resolve(
+    pub(crate) fn resolve(
         cwd: &Path,
         directory: Option<&Path>,
         home: Option<PathBuf>,
@@ -72,7 +72,7 @@ impl Paths {
 }
 
 /// `path` made absolute against `base`.
-pub fn absolute(base: &Path, path: &Path) -> PathBuf {
+pub(crate) fn absolute(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {

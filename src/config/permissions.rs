@@ -13,18 +13,18 @@ use super::file::{ActionSpec, RuleSpec};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PermissionSettings {
     /// The user's rules, in order.
-    pub user: Vec<RuleSpec>,
+    pub(crate) user: Vec<RuleSpec>,
     /// The project's rules, in order, after the user's (a trusted workspace only).
-    pub project: Vec<RuleSpec>,
+    pub(crate) project: Vec<RuleSpec>,
     /// The `ask`/`deny` rules of an untrusted project config: they only tighten.
-    pub tighten: Vec<RuleSpec>,
+    pub(crate) tighten: Vec<RuleSpec>,
     /// Ignored project rules, to show once at start.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl PermissionSettings {
     /// The rules of `sources`.
-    pub fn resolve(sources: &Sources) -> Self {
+    pub(crate) fn resolve(sources: &Sources) -> Self {
         let user = sources.user.permissions.rules.clone();
         let project = sources.project.permissions.rules.clone();
         if sources.trusted {
@@ -58,7 +58,7 @@ impl PermissionSettings {
     }
 
     /// The project's `allow` rules, as `tool \`pattern\`` (what `agent trust` lets apply).
-    pub fn project_allows(sources: &Sources) -> Vec<String> {
+    pub(crate) fn project_allows(sources: &Sources) -> Vec<String> {
         sources
             .project
             .permissions

@@ -28,7 +28,7 @@ use super::file::ProviderSection;
 use super::{ConfigError, Sources};
 
 /// Request fields `extra_body` may not set.
-pub const RESERVED_BODY_FIELDS: &[&str] =
+pub(crate) const RESERVED_BODY_FIELDS: &[&str] =
     &["model", "messages", "tools", "stream", "stream_options"];
 
 /// Whether tool calls written as text are read (§11, `text_tool_calls`).
@@ -117,7 +117,7 @@ impl ProviderSettings {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the key and the bad value.
-    pub fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
         Self::from_section(&sources.user.provider).map_err(|bad| ConfigError::Invalid(bad.0))
     }
 
@@ -125,7 +125,7 @@ impl ProviderSettings {
     ///
     /// # Errors
     /// A message naming the key, the bad value and the accepted values.
-    pub fn from_section(section: &ProviderSection) -> Result<Self, BadValue> {
+    pub(crate) fn from_section(section: &ProviderSection) -> Result<Self, BadValue> {
         let defaults = Self::default();
         let secs = Duration::from_secs;
         Ok(Self {
@@ -182,7 +182,7 @@ impl ProviderSettings {
 
 /// Longest time a `*_secs` key may give: a day. Far larger values overflow the deadline
 /// arithmetic (`Instant + Duration`) and would only ever mean "wait forever".
-pub const MAX_SECS: u64 = 86_400;
+pub(crate) const MAX_SECS: u64 = 86_400;
 
 /// A `*_secs` value as a duration; `default` when absent.
 fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, BadValue> {

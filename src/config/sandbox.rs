@@ -55,7 +55,7 @@ pub enum SandboxLevel {
 
 impl SandboxLevel {
     /// The mode, and whether it is required.
-    pub fn mode(self) -> (SandboxMode, bool) {
+    pub(crate) fn mode(self) -> (SandboxMode, bool) {
         match self {
             Self::WorkspaceWrite => (SandboxMode::WorkspaceWrite, false),
             Self::ReadOnly => (SandboxMode::ReadOnly, false),
@@ -68,17 +68,17 @@ impl SandboxLevel {
 /// How shell commands of a session are confined, as configured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
-    pub mode: SandboxMode,
+    pub(crate) mode: SandboxMode,
     /// Refuse to start when the kernel cannot confine commands (`required`).
-    pub required: bool,
+    pub(crate) required: bool,
     /// Allow TCP connect/bind and other sockets.
-    pub network: bool,
+    pub(crate) network: bool,
     /// Absolute, existing directories writable besides the workspace and `/tmp`.
-    pub writable_roots: Vec<PathBuf>,
+    pub(crate) writable_roots: Vec<PathBuf>,
     /// Environment variables removed from children (every key of the env file, `API_KEY`).
-    pub env_remove: Vec<String>,
+    pub(crate) env_remove: Vec<String>,
     /// Ignored project settings and dropped roots, to show once at start.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl SandboxSettings {
@@ -86,7 +86,7 @@ impl SandboxSettings {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] for an unknown `[sandbox] mode`, naming the file.
-    pub fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
         let mut warnings = Vec::new();
         let paths = &sources.paths;
         let user_file = paths.user_file();

@@ -16,7 +16,7 @@ pub struct Settings {
     /// The model endpoint (required for a session).
     pub endpoint: Endpoint,
     /// Endpoint behaviour (`[provider]`, the user file only): for the model client.
-    pub provider: ProviderSettings,
+    pub(crate) provider: ProviderSettings,
     /// The configured rules: for the permission engine.
     pub permissions: PermissionSettings,
     /// Role, budgets, prices: for governance.
@@ -24,15 +24,15 @@ pub struct Settings {
     /// Context window and thresholds: for the context manager.
     pub context: ContextSettings,
     /// Mode, network and writable roots: for the sandbox.
-    pub sandbox: SandboxSettings,
+    pub(crate) sandbox: SandboxSettings,
     /// Coach, repeated-call guard and `--max-turns`: for the loop.
     pub loop_settings: LoopSettings,
     /// `--json`, `--yes`, colours, history file: for the face.
-    pub ui: UiSettings,
+    pub(crate) ui: UiSettings,
     /// `--resume [ID]`: `Some("")` for the newest session of the workspace.
-    pub resume: Option<String>,
+    pub(crate) resume: Option<String>,
     /// Settings only the user file may hold, found in the project file and ignored.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Settings {

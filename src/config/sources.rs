@@ -21,27 +21,27 @@ use super::{ConfigError, envfile};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flags {
     /// `-C DIR`.
-    pub directory: Option<PathBuf>,
+    pub(crate) directory: Option<PathBuf>,
     /// `--base-url`.
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// `--model`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `--yes`: approve every `ask`.
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// `--json`: JSON lines on stdout.
-    pub json: bool,
+    pub(crate) json: bool,
     /// `--max-turns`: model calls per user turn.
-    pub max_turns: Option<u32>,
+    pub(crate) max_turns: Option<u32>,
     /// `--sandbox`.
-    pub sandbox: Option<SandboxLevel>,
+    pub(crate) sandbox: Option<SandboxLevel>,
     /// `--network`.
-    pub network: bool,
+    pub(crate) network: bool,
     /// `--role`.
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     /// `--resume [ID]`: `Some("")` for the newest session of the workspace.
-    pub resume: Option<String>,
+    pub(crate) resume: Option<String>,
     /// `--coach`.
-    pub coach: Option<CoachSetting>,
+    pub(crate) coach: Option<CoachSetting>,
 }
 
 /// A snapshot of the process environment and working directory.
@@ -53,7 +53,7 @@ pub struct Environment {
 
 impl Environment {
     /// Reads the real process environment (non-UTF-8 variables are skipped).
-    pub fn capture() -> Self {
+    pub(crate) fn capture() -> Self {
         Self {
             vars: std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -62,7 +62,7 @@ impl Environment {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.vars.get(key).map(String::as_str)
     }
 }
@@ -70,19 +70,19 @@ impl Environment {
 /// Every raw source of one run.
 #[derive(Debug, Clone)]
 pub struct Sources {
-    pub flags: Flags,
+    pub(crate) flags: Flags,
     /// The process environment snapshot.
-    pub env: Environment,
-    pub paths: Paths,
+    pub(crate) env: Environment,
+    pub(crate) paths: Paths,
     /// `$AGENT_HOME/env`, and what it sets.
-    pub env_file: PathBuf,
-    pub env_file_vars: BTreeMap<String, String>,
+    pub(crate) env_file: PathBuf,
+    pub(crate) env_file_vars: BTreeMap<String, String>,
     /// `$AGENT_HOME/config.toml`.
-    pub user: FileConfig,
+    pub(crate) user: FileConfig,
     /// `<workspace>/.agents/config.toml`.
-    pub project: FileConfig,
+    pub(crate) project: FileConfig,
     /// Whether the user trusted this workspace (`agent trust`).
-    pub trusted: bool,
+    pub(crate) trusted: bool,
 }
 
 impl Sources {
@@ -130,7 +130,7 @@ impl Sources {
 
     /// The endpoint: each of `BASE_URL` and `MODEL` from its flag, else the process
     /// environment, else the env file; `API_KEY` from the environment, else the env file.
-    pub fn endpoint(&self) -> EndpointSettings {
+    pub(crate) fn endpoint(&self) -> EndpointSettings {
         let lookup = |flag: &Option<String>, key: &str| {
             flag.clone()
                 .or_else(|| self.env.get(key).map(str::to_string))
@@ -146,7 +146,7 @@ impl Sources {
 
     /// Environment variable names that never reach child processes: every key of the env
     /// file, and `API_KEY`.
-    pub fn secret_vars(&self) -> Vec<String> {
+    pub(crate) fn secret_vars(&self) -> Vec<String> {
         let mut secret: Vec<String> = self.env_file_vars.keys().cloned().collect();
         if !secret.iter().any(|k| k == "API_KEY") {
             secret.push("API_KEY".to_string());
@@ -156,7 +156,7 @@ impl Sources {
 
     /// Warnings for the project file's `[provider]` and `trusted_workspaces`, which only the
     /// user file may set: they are ignored, trusted or not, but never silently.
-    pub fn ignored_in_project(&self) -> Vec<String> {
+    pub(crate) fn ignored_in_project(&self) -> Vec<String> {
         let file = self.paths.project_file();
         let user_file = self.paths.user_file();
         let mut warnings = Vec::new();

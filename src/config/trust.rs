@@ -16,7 +16,7 @@ use super::{ConfigError, FileConfig};
 /// # Errors
 /// [`ConfigError::Read`] when the file cannot be read or written, [`ConfigError::Toml`]
 /// when it does not parse or `trusted_workspaces` is not an array of strings.
-pub fn add_trusted(path: &Path, workspace: &Path) -> Result<bool, ConfigError> {
+pub(crate) fn add_trusted(path: &Path, workspace: &Path) -> Result<bool, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -8,18 +8,18 @@ use super::Sources;
 
 /// What decides plain vs colour output, read from the environment once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ColorEnv {
+pub(crate) struct ColorEnv {
     /// `NO_COLOR` is set and not empty (no-color.org).
-    pub no_color: bool,
+    pub(crate) no_color: bool,
     /// `TERM=dumb`.
-    pub dumb: bool,
+    pub(crate) dumb: bool,
     /// `COLORTERM` is `truecolor` or `24bit`.
-    pub truecolor: bool,
+    pub(crate) truecolor: bool,
 }
 
 impl ColorEnv {
     /// Reads `NO_COLOR`, `TERM` and `COLORTERM` through `get`.
-    pub fn from_lookup<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Self {
+    pub(crate) fn from_lookup<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Self {
         Self {
             no_color: get("NO_COLOR").is_some_and(|v| !v.is_empty()),
             dumb: get("TERM") == Some("dumb"),
@@ -28,26 +28,26 @@ impl ColorEnv {
     }
 
     /// Colour is wanted at all (a terminal may still be missing).
-    pub fn allows_color(&self) -> bool {
+    pub(crate) fn allows_color(&self) -> bool {
         !self.no_color && !self.dumb
     }
 }
 
 /// The face's settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UiSettings {
+pub(crate) struct UiSettings {
     /// `--json`: one JSON event per line on stdout.
-    pub json: bool,
+    pub(crate) json: bool,
     /// `--yes`: approve every `ask` (a `deny` stays a deny).
-    pub yes: bool,
-    pub colors: ColorEnv,
+    pub(crate) yes: bool,
+    pub(crate) colors: ColorEnv,
     /// `$AGENT_HOME/history`.
-    pub history_file: PathBuf,
+    pub(crate) history_file: PathBuf,
 }
 
 impl UiSettings {
     /// The face's settings of `sources`.
-    pub fn resolve(sources: &Sources) -> Self {
+    pub(crate) fn resolve(sources: &Sources) -> Self {
         Self {
             json: sources.flags.json,
             yes: sources.flags.yes,

@@ -64,7 +64,8 @@ pub enum HistoryEdit {
 
 impl HistoryEdit {
     /// Replays this edit on `history`.
-    pub fn apply(&self, history: &mut Vec<Message>) {
+    #[cfg(test)]
+    pub(crate) fn apply(&self, history: &mut Vec<Message>) {
         match self {
             Self::Pruned { stubs } => {
                 prune::apply(history, stubs);
@@ -75,11 +76,11 @@ impl HistoryEdit {
 }
 
 /// Receives every history edit (the session log).
-pub type EditRecorder = Arc<dyn Fn(&HistoryEdit) + Send + Sync>;
+pub(crate) type EditRecorder = Arc<dyn Fn(&HistoryEdit) + Send + Sync>;
 
 /// Why compaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The prompt passed `compact_at`.
     Auto,
     /// `/compact`.
@@ -90,7 +91,7 @@ pub enum Trigger {
 
 /// What the loop does after a context-length error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recovery {
+pub(crate) enum Recovery {
     /// The history was made smaller; send the request again.
     Retry,
     /// End the turn with this message (the history is already small again).
@@ -99,15 +100,15 @@ pub enum Recovery {
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactReport {
+pub(crate) struct CompactReport {
     /// Messages replaced by the note.
-    pub replaced: usize,
+    pub(crate) replaced: usize,
     /// Messages kept verbatim.
-    pub kept: usize,
-    pub tokens_before: u64,
-    pub tokens_after: u64,
+    pub(crate) kept: usize,
+    pub(crate) tokens_before: u64,
+    pub(crate) tokens_after: u64,
     /// False when the oldest turns were dropped without a summary.
-    pub summarized: bool,
+    pub(crate) summarized: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,7 +152,7 @@ impl ContextManager {
     }
 
     /// The AGENTS.md files in the system prompt (shown path and bytes each).
-    pub fn set_instructions(&mut self, files: Vec<InstructionSize>) {
+    pub(crate) fn set_instructions(&mut self, files: Vec<InstructionSize>) {
         self.instructions = files;
     }
 
@@ -162,23 +163,23 @@ impl ContextManager {
 
     /// Every history edit is passed to `recorder`.
     #[must_use]
-    pub fn with_recorder(mut self, recorder: EditRecorder) -> Self {
+    pub(crate) fn with_recorder(mut self, recorder: EditRecorder) -> Self {
         self.recorder = Some(recorder);
         self
     }
 
-    pub fn settings(&self) -> &ContextSettings {
+    pub(crate) fn settings(&self) -> &ContextSettings {
         &self.settings
     }
 
     /// The window in use: the configured one, or a smaller one learned from an error.
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         let learned = self.state().learned_window;
         learned.map_or(self.settings.window, |w| w.min(self.settings.window))
     }
 
     /// Forgets the usage anchor (the history was replaced: `/clear`, resume).
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         let mut state = self.state();
         state.anchor = None;
         state.pending_estimate = None;
@@ -195,7 +196,7 @@ impl ContextManager {
     /// prompt, tools and reminder. A usage-anchored figure more than a factor of 2 away from
     /// the plain estimate is not trusted (some servers report placeholder usage); the plain
     /// estimate is used then.
-    pub fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
+    pub(crate) fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
         let state = self.state();
         let ratio = state.ratio.unwrap_or(1.0);
         let scale = |tokens: u64| (tokens as f64 * ratio).ceil() as u64;
@@ -216,7 +217,7 @@ impl ContextManager {
     }
 
     /// Records the usage of the answer to the request sent with `history_len` messages.
-    pub fn after_response(&self, history_len: usize, usage: Option<&Usage>) {
+    pub(crate) fn after_response(&self, history_len: usize, usage: Option<&Usage>) {
         let mut state = self.state();
         let pending = state.pending_estimate.take();
         state.anchor = usage.filter(|u| u.prompt_tokens > 0).map(|u| Anchor {
@@ -238,7 +239,11 @@ impl ContextManager {
 
     /// Prunes or compacts `history` when the next request (framed by `access`: system
     /// prompt and tools) would pass a threshold.
-    pub async fn before_request(&self, access: &ModelAccess<'_>, history: &mut Vec<Message>) {
+    pub(crate) async fn before_request(
+        &self,
+        access: &ModelAccess<'_>,
+        history: &mut Vec<Message>,
+    ) {
         let overhead = Self::overhead(access);
         let window = self.window() as f64;
         let mut tokens = self.estimate(history, overhead);
@@ -273,7 +278,7 @@ impl ContextManager {
 
     /// Handles a context-length error for the request just sent with `history`: learns a
     /// smaller window, then compacts (first error) or drops the oldest turns (`retried`).
-    pub async fn recover(
+    pub(crate) async fn recover(
         &self,
         access: &ModelAccess<'_>,
         history: &mut Vec<Message>,
@@ -359,7 +364,7 @@ impl ContextManager {
     /// [`Trigger::Auto`] and [`Trigger::Manual`]) the model gave no summary. For
     /// [`Trigger::Recover`] and on overflow, the oldest turns are dropped instead and the
     /// call succeeds with `summarized: false`.
-    pub async fn compact(
+    pub(crate) async fn compact(
         &self,
         access: &ModelAccess<'_>,
         history: &mut Vec<Message>,

@@ -13,11 +13,11 @@ use crate::tools::todos::{TodoStore, WriteTodosTool};
 /// The session's instructions, skills and todo list.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
-    pub instructions: Instructions,
-    pub skills: Arc<Skills>,
-    pub todos: TodoStore,
+    pub(crate) instructions: Instructions,
+    pub(crate) skills: Arc<Skills>,
+    pub(crate) todos: TodoStore,
     /// Problems found while loading (cut or unreadable files), for the user.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Memory {
@@ -40,7 +40,7 @@ impl Memory {
     }
 
     /// Adds `read_skill` (when there are skills) and `write_todos` to `registry`.
-    pub fn register_tools(&self, registry: &mut Registry) {
+    pub(crate) fn register_tools(&self, registry: &mut Registry) {
         if !self.skills.is_empty() {
             registry.register(Arc::new(ReadSkillTool::new(Arc::clone(&self.skills))));
         }
@@ -48,7 +48,7 @@ impl Memory {
     }
 
     /// The text appended to the base system prompt (AGENTS.md, then the skills listing).
-    pub fn prompt_sections(&self) -> String {
+    pub(crate) fn prompt_sections(&self) -> String {
         system_prompt_sections(&self.instructions, &self.skills)
     }
 }

@@ -11,14 +11,14 @@
 //! - [`skills`]: skill discovery (`SKILL.md` with frontmatter).
 
 pub mod compact;
-pub mod instructions;
-pub mod manager;
-pub mod memory;
-pub mod overflow;
+pub(crate) mod instructions;
+pub(crate) mod manager;
+pub(crate) mod memory;
+pub(crate) mod overflow;
 pub mod prune;
-pub mod skill_tool;
+pub(crate) mod skill_tool;
 pub mod skills;
-pub mod tokens;
+pub(crate) mod tokens;
 
 pub use manager::{ContextManager, HistoryEdit};
 pub use memory::Memory;
@@ -30,7 +30,7 @@ pub use crate::config::context::{
 
 /// Why a text file the context reads (an AGENTS.md, a SKILL.md) is not used.
 #[derive(Debug, thiserror::Error)]
-pub enum Unusable {
+pub(crate) enum Unusable {
     /// It cannot be read (a symlink loop, no permission): the system's message.
     #[error("{0}")]
     Io(#[from] std::io::Error),

@@ -10,13 +10,13 @@ use crate::tools::ToolErrorKind;
 use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// `read_skill(name)`.
-pub struct ReadSkillTool {
+pub(crate) struct ReadSkillTool {
     spec: ToolSpec,
     skills: Arc<Skills>,
 }
 
 impl ReadSkillTool {
-    pub fn new(skills: Arc<Skills>) -> Self {
+    pub(crate) fn new(skills: Arc<Skills>) -> Self {
         Self {
             spec: ToolSpec {
                 name: "read_skill",

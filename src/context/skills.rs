@@ -22,10 +22,10 @@ const MAX_SKILL_BYTES: u64 = 256 * 1024;
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
-    pub name: String,
+    pub(crate) name: String,
     pub description: String,
     /// The `SKILL.md` file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// The skills of a session, sorted by name.
@@ -63,12 +63,7 @@ impl Skills {
         (Self { list }, warnings)
     }
 
-    pub fn from_list(mut list: Vec<Skill>) -> Self {
-        list.sort_by(|a, b| a.name.cmp(&b.name));
-        Self { list }
-    }
-
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
@@ -77,7 +72,7 @@ impl Skills {
     }
 
     /// The names, comma-separated, or `none`.
-    pub fn names(&self) -> String {
+    pub(crate) fn names(&self) -> String {
         if self.list.is_empty() {
             return "none".to_string();
         }
@@ -106,7 +101,7 @@ impl Skills {
     }
 
     /// The system-prompt section listing the skills; empty when there are none.
-    pub fn prompt_section(&self) -> String {
+    pub(crate) fn prompt_section(&self) -> String {
         if self.list.is_empty() {
             return String::new();
         }
@@ -217,7 +212,7 @@ fn read_capped(path: &Path) -> Result<String, Unusable> {
 
 /// `(name, description, body)` of a SKILL.md text. Without frontmatter the whole text is
 /// the body.
-pub fn split_frontmatter(text: &str) -> (Option<String>, Option<String>, &str) {
+pub(crate) fn split_frontmatter(text: &str) -> (Option<String>, Option<String>, &str) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---")

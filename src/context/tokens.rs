@@ -8,18 +8,18 @@
 use crate::model::{Message, ToolSpec};
 
 /// Bytes per token in the estimate (DEPENDENCIES.md: "bytes/4 estimate corrected by usage").
-pub const BYTES_PER_TOKEN: u64 = 4;
+pub(crate) const BYTES_PER_TOKEN: u64 = 4;
 /// Tokens a chat template adds around each message (role markers), estimated.
-pub const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
+pub(crate) const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
 
 /// Estimated tokens of `text` (≈ 4 bytes a token, rounded up).
-pub fn estimate_text(text: &str) -> u64 {
+pub(crate) fn estimate_text(text: &str) -> u64 {
     (text.len() as u64).div_ceil(BYTES_PER_TOKEN)
 }
 
 /// Estimated tokens of one message: its text, reasoning, tool-call names and arguments,
 /// plus the template overhead.
-pub fn estimate_message(message: &Message) -> u64 {
+pub(crate) fn estimate_message(message: &Message) -> u64 {
     let mut bytes = message.content.as_deref().map_or(0, str::len)
         + message.reasoning_content.as_deref().map_or(0, str::len);
     for call in &message.tool_calls {
@@ -29,12 +29,12 @@ pub fn estimate_message(message: &Message) -> u64 {
 }
 
 /// Estimated tokens of a list of messages.
-pub fn estimate_messages(messages: &[Message]) -> u64 {
+pub(crate) fn estimate_messages(messages: &[Message]) -> u64 {
     messages.iter().map(estimate_message).sum()
 }
 
 /// Estimated tokens of the tool schemas as sent (their JSON text).
-pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
+pub(crate) fn estimate_tools(tools: &[ToolSpec]) -> u64 {
     let bytes: usize = tools
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len() + 40)
@@ -45,7 +45,7 @@ pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
 /// The limit a context-length error states, when it states one: OpenAI/vLLM "maximum
 /// context length is 8192 tokens", llama.cpp `"n_ctx":4096`, Ollama/others "context size
 /// (4096)" / "context window of 4096".
-pub fn limit_from_error(message: &str) -> Option<u64> {
+pub(crate) fn limit_from_error(message: &str) -> Option<u64> {
     let lower = message.to_lowercase();
     for marker in [
         "maximum context length is",

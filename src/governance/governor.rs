@@ -54,7 +54,7 @@ impl Governor {
     ///
     /// # Errors
     /// [`GovernanceError::UnknownRole`] listing the available roles.
-    pub fn new(
+    pub(crate) fn new(
         roles: RoleSet,
         active: &str,
         settings: BudgetSettings,
@@ -79,7 +79,7 @@ impl Governor {
     }
 
     /// The built-in roles with `coder` active, default budgets and prices, no subscribers.
-    pub fn builtin(model: &str) -> Self {
+    pub(crate) fn builtin(model: &str) -> Self {
         let state = State {
             role: roles::coder(),
             model: model.to_string(),
@@ -104,7 +104,7 @@ impl Governor {
         }
     }
 
-    pub fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
+    pub(crate) fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
         self.bus.subscribe(subscriber);
     }
 
@@ -113,30 +113,17 @@ impl Governor {
     }
 
     /// Uses the session store's id in event records (sessions, `--resume`).
-    pub fn set_session_id(&self, id: &str) {
+    pub(crate) fn set_session_id(&self, id: &str) {
         self.lock().session = id.to_string();
     }
 
-    /// The model whose prices apply to later calls (`/model`).
-    pub fn set_model(&self, model: &str) {
-        self.lock().model = model.to_string();
-    }
-
-    pub fn roles(&self) -> &RoleSet {
-        &self.roles
-    }
-
-    pub fn role(&self) -> Role {
+    pub(crate) fn role(&self) -> Role {
         self.lock().role.clone()
     }
 
-    /// The limits in force: the active role's, with `[budget]` overrides.
-    pub fn limits(&self) -> Limits {
-        self.lock().role.limits.under(&self.settings)
-    }
-
     /// Whether the active role, under the limits in force, allows `tool`.
-    pub fn offers(&self, tool: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn offers(&self, tool: &str) -> bool {
         self.permits(&self.lock().role, tool)
     }
 
@@ -156,7 +143,7 @@ impl Governor {
     ///
     /// # Errors
     /// [`GovernanceError::UnknownRole`] listing the available roles.
-    pub fn switch_role(&self, name: &str) -> Result<(), GovernanceError> {
+    pub(crate) fn switch_role(&self, name: &str) -> Result<(), GovernanceError> {
         let role = find(&self.roles, name)?;
         let records = {
             let mut state = self.lock();
@@ -172,7 +159,7 @@ impl Governor {
     }
 
     /// The session's budget against the active role's limits.
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         self.status_of(&self.lock())
     }
 
@@ -191,7 +178,7 @@ impl Governor {
     }
 
     /// Lines for the per-request reminder (§7.2): the role and the budget line.
-    pub fn reminder_lines(&self) -> Vec<String> {
+    pub(crate) fn reminder_lines(&self) -> Vec<String> {
         let state = self.lock();
         vec![
             format!("role: {} ({})", state.role.name, state.role.description),
@@ -200,7 +187,7 @@ impl Governor {
     }
 
     /// `Some(why and how to continue)` when the session's budget is exhausted.
-    pub fn exhausted_message(&self) -> Option<String> {
+    pub(crate) fn exhausted_message(&self) -> Option<String> {
         let status = self.status();
         (status.signal == Signal::Exhausted).then(|| status.exhausted_message())
     }
@@ -212,7 +199,7 @@ impl Governor {
 
     /// Restores spending saved with a session (`--resume`). Thresholds already crossed are
     /// not announced again.
-    pub fn restore(&self, spending: Spending) {
+    pub(crate) fn restore(&self, spending: Spending) {
         let mut state = self.lock();
         state.spending = spending;
         let status = self.status_of(&state);
@@ -222,7 +209,7 @@ impl Governor {
     }
 
     /// Every role, the active one marked with `*`, with its policy and limits (`/role`).
-    pub fn roles_listing(&self) -> String {
+    pub(crate) fn roles_listing(&self) -> String {
         let active = self.lock().role.name.clone();
         let mut text = String::from("roles (* = active):\n");
         for role in self.roles.iter() {
@@ -240,7 +227,7 @@ impl Governor {
     }
 
     /// Adds the cost of one model call (§9.3) and logs it.
-    pub fn record_usage(&self, usage: &Usage) {
+    pub(crate) fn record_usage(&self, usage: &Usage) {
         let records = {
             let mut state = self.lock();
             let model = state.model.clone();

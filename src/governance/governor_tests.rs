@@ -32,7 +32,7 @@ impl Collect {
 
 fn governor(role: &str) -> (Governor, Arc<Collect>) {
     let settings = BudgetSettings {
-        set: crate::governance::settings::PartialLimits {
+        set: crate::config::governance::PartialLimits {
             max_shell_invocations: Some(4),
             ..Default::default()
         },
@@ -277,7 +277,7 @@ fn a_role_that_allows_no_shell_calls_hides_and_blocks_bash() {
 #[test]
 fn a_budget_override_of_zero_shell_calls_hides_bash_for_every_role() {
     let settings = BudgetSettings {
-        set: crate::governance::settings::PartialLimits {
+        set: crate::config::governance::PartialLimits {
             max_shell_invocations: Some(0),
             ..Default::default()
         },

@@ -25,9 +25,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::events::{EventRecord, Subscriber};
 use crate::events::{AgentEvent, EventSink};
 
-/// File name of the log under `$AGENT_HOME`.
-pub use crate::config::governance::EVENT_LOG as FILE_NAME;
-
 /// An append-only JSONL event log.
 pub struct EventLog {
     path: PathBuf,
@@ -53,10 +50,6 @@ impl EventLog {
             sink,
             failed: AtomicBool::new(false),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends `record` as one line (see the module doc for why lines never interleave).

@@ -26,17 +26,17 @@
 //! - when a model call cannot be priced, the cost dimension is unknown for the rest of the
 //!   session (a partial sum would understate it).
 
-pub mod audit;
-pub mod budget;
-pub mod compress;
-pub mod cost;
-pub mod error;
+pub(crate) mod audit;
+pub(crate) mod budget;
+pub(crate) mod compress;
+pub(crate) mod cost;
+pub(crate) mod error;
 pub mod events;
-pub mod governor;
+pub(crate) mod governor;
 pub mod log;
-pub mod role_files;
+pub(crate) mod role_files;
 pub mod roles;
-pub mod settings;
+pub(crate) mod settings;
 
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ use events::UiBridge;
 /// A governor ready for a session, and warnings to show once.
 pub struct Setup {
     pub governor: Arc<Governor>,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Loads the role files, selects the active role, and subscribes the user interface

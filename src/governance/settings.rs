@@ -1,14 +1,14 @@
 //! The limits in force: a role's own limits under the session's `[budget]` settings, which
 //! [`crate::config::governance`] resolved (SPEC §9.2, §2.2).
 
-pub use crate::config::governance::{BudgetSettings, PartialLimits};
+pub(crate) use crate::config::governance::BudgetSettings;
 
 use super::roles::Limits;
 
 impl Limits {
     /// The limits in force for a role whose own limits are these, under `budget`: its
     /// overrides replace them, then an untrusted project's caps bound them.
-    pub fn under(self, budget: &BudgetSettings) -> Limits {
+    pub(crate) fn under(self, budget: &BudgetSettings) -> Limits {
         let role = self;
         let set = Limits {
             max_context_tokens: budget

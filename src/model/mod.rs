@@ -20,11 +20,11 @@
 //! while streaming never includes a tool call written as text.
 
 pub mod accumulate;
-pub mod classify;
-pub mod client;
-pub mod exchange;
+pub(crate) mod classify;
+pub(crate) mod client;
+pub(crate) mod exchange;
 pub mod holdback;
-pub mod models;
+pub(crate) mod models;
 pub mod retry;
 pub mod sse;
 pub mod text_calls;
@@ -119,12 +119,4 @@ fn hint_suffix(hint: &Option<&'static str>) -> String {
     hint.map(|h| format!(" ({h})")).unwrap_or_default()
 }
 
-impl ModelError {
-    /// The underlying error when retries ran out, else `self`.
-    pub fn root(&self) -> &ModelError {
-        match self {
-            ModelError::RetriesExhausted { last, .. } => last.root(),
-            other => other,
-        }
-    }
-}
+impl ModelError {}

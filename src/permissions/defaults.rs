@@ -17,12 +17,12 @@
 use super::decision::Decision::{self, Allow, Ask, Deny};
 
 /// One built-in rule: tool, pattern, action, and why (shown when it decides).
-pub type DefaultRule = (&'static str, &'static str, Decision, &'static str);
+pub(crate) type DefaultRule = (&'static str, &'static str, Decision, &'static str);
 
 const READ: &str = "read-only: reads files or prints information";
 
 /// Built-in bash rules, in evaluation order.
-pub const BASH: &[DefaultRule] = &[
+pub(crate) const BASH: &[DefaultRule] = &[
     ("bash", "*", Ask, "no rule allows this command"),
     ("bash", "ls", Allow, READ),
     ("bash", "ls *", Allow, READ),
@@ -197,7 +197,7 @@ pub const BASH: &[DefaultRule] = &[
 
 /// Built-in file rules, in evaluation order. `$WORKSPACE`, `$AGENT_HOME` and `~` are
 /// expanded when the engine is built.
-pub const FILES: &[DefaultRule] = &[
+pub(crate) const FILES: &[DefaultRule] = &[
     ("*", "**", Ask, "outside the workspace"),
     ("*", "$WORKSPACE/**", Allow, "inside the workspace"),
     (
@@ -254,11 +254,3 @@ pub const FILES: &[DefaultRule] = &[
     ("*", "~/.npmrc", Deny, "npm token"),
     ("*", "$AGENT_HOME/env", Deny, "the agent's API key"),
 ];
-
-/// The reason of the built-in rule with this tool, pattern and action.
-pub fn reason(tool: &str, pattern: &str, action: Decision) -> Option<&'static str> {
-    BASH.iter()
-        .chain(FILES)
-        .find(|(t, p, a, _)| *t == tool && *p == pattern && *a == action)
-        .map(|(_, _, _, reason)| *reason)
-}

@@ -28,9 +28,9 @@
 //!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
-pub mod decision;
-pub mod defaults;
-pub mod paths;
+pub(crate) mod decision;
+pub(crate) mod defaults;
+pub(crate) mod paths;
 mod printed;
 mod rate;
 pub mod rules;
@@ -175,18 +175,13 @@ impl PermissionEngine {
         (engine, warnings)
     }
 
-    /// Every rule in evaluation order (defaults first), then the tightening-only ones.
-    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
-        self.rules.iter().chain(&self.tighten).map(|c| &c.rule)
-    }
-
     /// Rates a shell command line: one part per command bash would execute.
     pub fn check_bash(&self, command: &str) -> Evaluation {
         rate::bash(self, command)
     }
 
     /// Rates access to a resolved path by a file tool (`write` for write_file/str_replace).
-    pub fn check_file(&self, tool: &str, path: &Path, write: bool) -> Evaluation {
+    pub(crate) fn check_file(&self, tool: &str, path: &Path, write: bool) -> Evaluation {
         let shown = path.display().to_string();
         let mut part = self.file_part(tool, path, write);
         part.command = shown.clone();
@@ -235,14 +230,14 @@ impl PermissionEngine {
 
     /// Remembers a bash command prefix approved with `a`: later commands equal to it, or
     /// extending it with more words when nothing but a rule made them `ask`, are allowed.
-    pub fn allow_for_session(&mut self, prefix: &str) {
+    pub(crate) fn allow_for_session(&mut self, prefix: &str) {
         if !prefix.is_empty() && !self.session_commands.iter().any(|p| p == prefix) {
             self.session_commands.push(prefix.to_string());
         }
     }
 
     /// Remembers a file path approved with `a` for `tool`.
-    pub fn allow_file_for_session(&mut self, tool: &str, path: &str) {
+    pub(crate) fn allow_file_for_session(&mut self, tool: &str, path: &str) {
         let entry = (tool.to_string(), path.to_string());
         if !path.is_empty() && !self.session_paths.contains(&entry) {
             self.session_paths.push(entry);

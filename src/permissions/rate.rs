@@ -25,7 +25,7 @@ const PRINTERS: &[&str] = &["echo", "printf"];
 /// Longest text shown for an opaque part, in characters.
 const SHOWN_CHARS: usize = 200;
 
-pub fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
+pub(crate) fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
     let analysis = shell::analyze(command);
     let scope = Scope {
         bases: bases(engine, &analysis.directories),

@@ -71,7 +71,7 @@ const MAX_PATHS: usize = 3;
 
 /// Notes to append to a confined command's result, one line each (empty when nothing looks
 /// like the sandbox's doing). `failed` is whether the command exited non-zero.
-pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<String> {
+pub(crate) fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
     let lower: Vec<String> = lines.iter().map(|l| l.to_ascii_lowercase()).collect();
     let mut notes = Vec::new();
@@ -218,7 +218,7 @@ fn quoted(line: &str) -> Vec<&str> {
 
 /// `path` as the kernel resolves it: `..` removed, symlinks (up to 8) followed, and the
 /// nearest existing ancestor canonicalized for paths that do not exist yet.
-pub fn real_path(path: &Path) -> PathBuf {
+pub(crate) fn real_path(path: &Path) -> PathBuf {
     let mut path = normalize(path);
     for _ in 0..8 {
         match std::fs::read_link(&path) {

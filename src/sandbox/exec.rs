@@ -30,7 +30,7 @@ use super::{ExecSettings, SandboxMode, SandboxStatus, helper};
 use crate::cancel::CancelToken;
 
 /// Environment set for every command so nothing waits for a terminal (§6).
-pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+pub(crate) const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("GIT_EDITOR", "true"),
@@ -43,7 +43,7 @@ pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
 
 /// Variable telling the command how it is confined: `workspace-write`, `read-only`, `off` or
 /// `unsandboxed`.
-pub const SANDBOX_ENV: &str = "AGENT_SANDBOX";
+pub(crate) const SANDBOX_ENV: &str = "AGENT_SANDBOX";
 
 /// How long output is still read after the process group is gone (only a process that left
 /// the group can still hold the pipe then).

@@ -13,22 +13,22 @@ use std::ffi::OsString;
 use super::policy::Policy;
 
 /// The subcommand name, `argv[1]` of the helper.
-pub const NAME: &str = "__sandbox";
+pub(crate) const NAME: &str = "__sandbox";
 /// Exit code when the sandbox could not be applied and the command did not run (as `env`
 /// and `timeout` use 125 for their own failures).
-pub const SETUP_FAILED: i32 = 125;
+pub(crate) const SETUP_FAILED: i32 = 125;
 /// Exit code when the program could not be executed (as shells use 127).
-pub const EXEC_FAILED: i32 = 127;
+pub(crate) const EXEC_FAILED: i32 = 127;
 /// Start of the helper's own error line on stderr.
-pub const ERROR_PREFIX: &str = "agent: sandbox error:";
+pub(crate) const ERROR_PREFIX: &str = "agent: sandbox error:";
 
 /// Why the helper did not run the command; its display is the line for stderr.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{ERROR_PREFIX} {message}")]
-pub struct HelperError {
+pub(crate) struct HelperError {
     /// [`SETUP_FAILED`] or [`EXEC_FAILED`].
-    pub code: i32,
-    pub message: String,
+    pub(crate) code: i32,
+    pub(crate) message: String,
 }
 
 impl HelperError {
@@ -42,7 +42,7 @@ impl HelperError {
 
 /// Runs the helper with the arguments after `__sandbox`; returns only on failure (on success
 /// the process has become the command).
-pub fn main(args: &[OsString]) -> HelperError {
+pub(crate) fn main(args: &[OsString]) -> HelperError {
     let (policy, command) = match Policy::parse(args) {
         Ok(parsed) => parsed,
         Err(error) => return HelperError::new(SETUP_FAILED, error.to_string()),

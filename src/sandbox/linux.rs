@@ -33,7 +33,7 @@ const CREATE_RULESET_VERSION: libc::c_uint = 1;
 
 /// Why the helper could not confine itself.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfineError {
+pub(crate) enum ConfineError {
     #[error("landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
     #[error("cannot open `/` for the read rule: {0}")]
@@ -47,7 +47,7 @@ pub enum ConfineError {
 }
 
 /// Landlock availability, from `landlock_create_ruleset(NULL, 0, VERSION)`.
-pub fn probe() -> SandboxStatus {
+pub(crate) fn probe() -> SandboxStatus {
     // SAFETY: with a null attribute pointer and the VERSION flag the kernel only returns the
     // ABI version (or an error); no memory is read or written and no state changes.
     let version = unsafe {
@@ -79,7 +79,7 @@ pub fn probe() -> SandboxStatus {
 ///
 /// # Errors
 /// [`ConfineError`] when any part cannot be applied; the caller must not run the command.
-pub fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
+pub(crate) fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
     let fs_all = AccessFs::from_all(TARGET_ABI);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)

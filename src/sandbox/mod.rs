@@ -21,17 +21,17 @@
 //! Never silently unconfined: when Landlock is missing the banner says so and every `bash`
 //! result carries a one-line note; with `required` the session refuses to start.
 
-pub mod capture;
-pub mod diagnose;
+pub(crate) mod capture;
+pub(crate) mod diagnose;
 pub mod exec;
-pub mod helper;
+pub(crate) mod helper;
 #[cfg(target_os = "linux")]
-pub mod linux;
-pub mod policy;
-pub mod process;
+pub(crate) mod linux;
+pub(crate) mod policy;
+pub(crate) mod process;
 #[cfg(target_os = "linux")]
-pub mod seccomp;
-pub mod settings;
+pub(crate) mod seccomp;
+pub(crate) mod settings;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -89,12 +89,7 @@ pub struct ExecSettings {
     pub helper: PathBuf,
 }
 
-impl ExecSettings {
-    /// Whether commands run through the helper (confinement wanted and possible).
-    pub fn confines(&self) -> bool {
-        self.mode != SandboxMode::Off && matches!(self.status, SandboxStatus::Available { .. })
-    }
-}
+impl ExecSettings {}
 
 impl Default for ExecSettings {
     fn default() -> Self {

@@ -13,7 +13,7 @@ use super::{ExecSettings, SandboxMode};
 
 /// Device nodes every confined shell may open for writing (`> /dev/null`, `2>/dev/tty`), in
 /// both modes. `/dev/tty` fails anyway: commands run without a controlling terminal.
-pub const DEVICE_NODES: &[&str] = &[
+pub(crate) const DEVICE_NODES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -23,22 +23,22 @@ pub const DEVICE_NODES: &[&str] = &[
 ];
 
 /// Directories writable in workspace-write mode besides the workspace and writable roots.
-pub const TEMP_DIRS: &[&str] = &["/tmp", "/dev/shm"];
+pub(crate) const TEMP_DIRS: &[&str] = &["/tmp", "/dev/shm"];
 
 /// What one confined command may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// [`SandboxMode::WorkspaceWrite`] or [`SandboxMode::ReadOnly`].
-    pub mode: SandboxMode,
+    pub(crate) mode: SandboxMode,
     /// TCP connect/bind and other sockets allowed.
-    pub network: bool,
+    pub(crate) network: bool,
     /// Canonical directories where anything may be written (empty in read-only mode).
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
 }
 
 /// A malformed helper command line (a bug in the caller, or someone typing `__sandbox`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PolicyError {
+pub(crate) enum PolicyError {
     #[error("unknown sandbox option `{0}`; expected --mode, --network, --write or --")]
     UnknownOption(String),
     #[error("sandbox mode `{0}` is not one of workspace-write, read-only")]
@@ -53,7 +53,7 @@ pub enum PolicyError {
 
 impl Policy {
     /// The policy for a command run under `settings` in `workspace`.
-    pub fn for_command(settings: &ExecSettings, workspace: &Path) -> Self {
+    pub(crate) fn for_command(settings: &ExecSettings, workspace: &Path) -> Self {
         let mut writable = Vec::new();
         if settings.mode == SandboxMode::WorkspaceWrite {
             let roots = std::iter::once(workspace.to_path_buf())
@@ -76,13 +76,13 @@ impl Policy {
     }
 
     /// Whether a write to `path` (absolute, symlinks resolved) is allowed by this policy.
-    pub fn allows_write(&self, path: &Path) -> bool {
+    pub(crate) fn allows_write(&self, path: &Path) -> bool {
         DEVICE_NODES.iter().any(|node| path == Path::new(node))
             || self.writable.iter().any(|root| path.starts_with(root))
     }
 
     /// The helper's arguments before `--`.
-    pub fn to_args(&self) -> Vec<OsString> {
+    pub(crate) fn to_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["--mode".into(), self.mode.name().into()];
         if self.network {
             args.push("--network".into());
@@ -98,7 +98,7 @@ impl Policy {
     ///
     /// # Errors
     /// A [`PolicyError`] for anything but the shape written by [`Policy::to_args`].
-    pub fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), PolicyError> {
+    pub(crate) fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), PolicyError> {
         let mut policy = Self {
             mode: SandboxMode::WorkspaceWrite,
             network: false,

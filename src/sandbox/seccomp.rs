@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 /// Why the seccomp filter could not be built or installed (seccompiler's message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct FilterError(String);
+pub(crate) struct FilterError(String);
 
 impl FilterError {
     fn of(error: impl std::fmt::Display) -> Self {
@@ -43,7 +43,7 @@ type Rules = BTreeMap<i64, Vec<SeccompRule>>;
 ///
 /// # Errors
 /// A message when the architecture is unsupported or the kernel refuses the filter.
-pub fn install(network: bool, tcp_confined: bool) -> Result<(), FilterError> {
+pub(crate) fn install(network: bool, tcp_confined: bool) -> Result<(), FilterError> {
     let program = build(network, tcp_confined)?;
     seccompiler::apply_filter(&program).map_err(FilterError::of)
 }
@@ -52,7 +52,7 @@ pub fn install(network: bool, tcp_confined: bool) -> Result<(), FilterError> {
 ///
 /// # Errors
 /// A message when the architecture is unsupported or a rule is malformed.
-pub fn build(network: bool, tcp_confined: bool) -> Result<BpfProgram, FilterError> {
+pub(crate) fn build(network: bool, tcp_confined: bool) -> Result<BpfProgram, FilterError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(FilterError::of)?;
     let mut rules = Rules::new();
     for syscall in always_denied() {

@@ -13,9 +13,9 @@ use crate::config::SandboxSettings;
 
 /// The session's settings and the warnings to show once at start.
 #[derive(Debug, Clone)]
-pub struct Resolved {
-    pub exec: ExecSettings,
-    pub warnings: Vec<String>,
+pub(crate) struct Resolved {
+    pub(crate) exec: ExecSettings,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The sandbox is required but the kernel cannot provide it: the session must not start.
@@ -23,15 +23,15 @@ pub struct Resolved {
 #[error(
     "the sandbox is required but unavailable: {reason}; run on a Linux kernel with Landlock, or choose another `--sandbox` mode"
 )]
-pub struct Unavailable {
-    pub reason: String,
+pub(crate) struct Unavailable {
+    pub(crate) reason: String,
 }
 
 /// The execution settings of a session configured with `settings`, on this kernel.
 ///
 /// # Errors
 /// [`Unavailable`] when the sandbox is required and the kernel cannot provide it.
-pub fn resolve(settings: &SandboxSettings) -> Result<Resolved, Unavailable> {
+pub(crate) fn resolve(settings: &SandboxSettings) -> Result<Resolved, Unavailable> {
     resolve_with(settings, probe())
 }
 
@@ -39,7 +39,7 @@ pub fn resolve(settings: &SandboxSettings) -> Result<Resolved, Unavailable> {
 ///
 /// # Errors
 /// As [`resolve`].
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     settings: &SandboxSettings,
     status: SandboxStatus,
 ) -> Result<Resolved, Unavailable> {
@@ -90,7 +90,7 @@ fn helper_path() -> PathBuf {
 }
 
 /// The one-line description of shell confinement shown when a session starts.
-pub fn banner(exec: &ExecSettings) -> String {
+pub(crate) fn banner(exec: &ExecSettings) -> String {
     let network = if exec.network {
         "network on"
     } else {

@@ -10,19 +10,19 @@
 //! Session ids are `YYYYMMDD-HHMMSS-xxxx` (UTC start time and 4 hex digits), so they sort by
 //! start time and are safe as file names.
 
-pub mod handle;
+pub(crate) mod handle;
 pub mod list;
 pub mod load;
-pub mod log;
-pub mod record;
+pub(crate) mod log;
+pub(crate) mod record;
 
 use std::path::PathBuf;
 
-pub use handle::SessionHandle;
+pub(crate) use handle::SessionHandle;
 pub use list::{SessionInfo, find, list};
 pub use load::{Loaded, load};
-pub use log::SessionLog;
-pub use record::{Header, Record};
+pub(crate) use log::SessionLog;
+pub(crate) use record::{Header, Record};
 
 /// What can go wrong finding, reading or writing a session. None of these end a running
 /// session: a write failure is shown once and the session goes on unsaved.
@@ -44,7 +44,7 @@ pub enum SessionError {
 
 /// Whether `text` can be (a prefix of) a session id: starts with a digit, then only ASCII
 /// letters, digits, `-` and `_`.
-pub fn looks_like_id(text: &str) -> bool {
+pub(crate) fn looks_like_id(text: &str) -> bool {
     text.starts_with(|c: char| c.is_ascii_digit())
         && text
             .chars()
@@ -54,7 +54,7 @@ pub fn looks_like_id(text: &str) -> bool {
 /// Splits `--resume VALUE PROMPT...`: clap gives `--resume` an optional value, so
 /// `agent --resume "fix the test"` arrives as an id. A value that cannot be a session id is
 /// the start of the prompt instead, and `--resume` means the newest session.
-pub fn split_resume_value(
+pub(crate) fn split_resume_value(
     resume: Option<String>,
     mut prompt: Vec<String>,
 ) -> (Option<String>, Vec<String>) {
@@ -67,10 +67,10 @@ pub fn split_resume_value(
     }
 }
 
-pub use crate::clock::now_secs;
+pub(crate) use crate::clock::now_secs;
 
 /// A new session id for a session started at `secs` (Unix seconds).
-pub fn new_id(secs: u64) -> String {
+pub(crate) fn new_id(secs: u64) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -86,7 +86,7 @@ pub fn new_id(secs: u64) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM UTC`.
-pub fn format_time(secs: u64) -> String {
+pub(crate) fn format_time(secs: u64) -> String {
     let t = secs % 86_400;
     format!(
         "{} {:02}:{:02} UTC",

@@ -13,14 +13,14 @@ use crate::sandbox::diagnose;
 use crate::sandbox::exec::{self, Background, Confinement, Ending, ExecError, ExecOutcome, Job};
 
 /// Longest timeout a call may ask for, in seconds (§4.1).
-pub const MAX_TIMEOUT_SECS: u64 = 600;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 600;
 
-pub struct BashTool {
+pub(crate) struct BashTool {
     spec: ToolSpec,
 }
 
 impl BashTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "bash",

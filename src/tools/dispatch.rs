@@ -21,7 +21,7 @@ use crate::model::types::parse_arguments;
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision, PermissionEngine};
 
 /// The result text the model receives when the user declines.
-pub const DECLINED: &str = "The user denied this tool call.";
+pub(crate) const DECLINED: &str = "The user denied this tool call.";
 
 /// What a dispatched call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,15 +31,15 @@ pub struct DispatchOutcome {
     /// False for every error, block and denial.
     pub ok: bool,
     /// The permission verdict, when the call got that far.
-    pub decision: Option<Decision>,
+    pub(crate) decision: Option<Decision>,
     /// Set when the call was stopped by policy or permissions (not by the tool failing).
-    pub blocked: bool,
+    pub(crate) blocked: bool,
     /// Set (with `blocked`) when the stop was the user declining the approval.
-    pub denied: bool,
+    pub(crate) denied: bool,
     /// The exit code of a command that ran to its end (`bash`); `None` for other tools and
     /// for a command that timed out or was interrupted.
-    pub exit_code: Option<i32>,
-    pub display: Option<ToolDisplay>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) display: Option<ToolDisplay>,
 }
 
 impl DispatchOutcome {
@@ -56,7 +56,7 @@ impl DispatchOutcome {
     }
 
     /// A call stopped before it ran (`Blocked by policy`, interrupted, over budget).
-    pub fn blocked(content: String, decision: Option<Decision>) -> Self {
+    pub(crate) fn blocked(content: String, decision: Option<Decision>) -> Self {
         Self {
             blocked: true,
             decision,
@@ -85,15 +85,15 @@ pub struct Dispatcher<'a> {
 /// the permission engine with the session's approvals, who is asked, and the policy.
 #[derive(Clone)]
 pub struct Toolbox {
-    pub registry: Registry,
-    pub permissions: Arc<Mutex<PermissionEngine>>,
-    pub approver: Arc<dyn Approver>,
-    pub policy: Arc<dyn Policy>,
+    pub(crate) registry: Registry,
+    pub(crate) permissions: Arc<Mutex<PermissionEngine>>,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) policy: Arc<dyn Policy>,
 }
 
 impl Toolbox {
     /// A dispatcher over these parts.
-    pub fn dispatcher(&self) -> Dispatcher<'_> {
+    pub(crate) fn dispatcher(&self) -> Dispatcher<'_> {
         Dispatcher {
             registry: &self.registry,
             permissions: &self.permissions,
@@ -280,7 +280,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 /// Caps `text` at `max_chars` characters, keeping head and tail around an omission note
 /// (§7.1).
-pub fn cap(text: &str, max_chars: usize) -> String {
+pub(crate) fn cap(text: &str, max_chars: usize) -> String {
     let total = text.chars().count();
     if total <= max_chars {
         return text.to_string();

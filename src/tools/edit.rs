@@ -37,12 +37,12 @@ const CONTEXT_LINES: usize = 3;
 /// Lines of the edited region shown in the result.
 const MAX_SNIPPET_LINES: usize = 30;
 
-pub struct StrReplaceTool {
+pub(crate) struct StrReplaceTool {
     spec: ToolSpec,
 }
 
 impl StrReplaceTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "str_replace",

@@ -34,7 +34,7 @@ use super::{
 pub use super::tracker::FileTracker;
 
 /// Lines `read_file` returns when the call gives no `limit` (§4.1).
-pub const DEFAULT_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LIMIT: usize = 2000;
 /// Characters of the output budget kept free for notes.
 const NOTE_ROOM: usize = 400;
 
@@ -46,12 +46,12 @@ fn usize_arg(args: &Args, key: &str, default: usize) -> usize {
         .max(1)
 }
 
-pub struct ReadFileTool {
+pub(crate) struct ReadFileTool {
     spec: ToolSpec,
 }
 
 impl ReadFileTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "read_file",
@@ -202,12 +202,12 @@ fn read_result(
     Ok(text)
 }
 
-pub struct WriteFileTool {
+pub(crate) struct WriteFileTool {
     spec: ToolSpec,
 }
 
 impl WriteFileTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "write_file",

@@ -10,18 +10,18 @@ use crate::cancel::CancelToken;
 use crate::sandbox::ExecSettings;
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput, schema};
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     _root: tempfile::TempDir,
-    pub ws: PathBuf,
-    pub outside: PathBuf,
-    pub files: FileTracker,
-    pub max_output_chars: usize,
+    pub(crate) ws: PathBuf,
+    pub(crate) outside: PathBuf,
+    pub(crate) files: FileTracker,
+    pub(crate) max_output_chars: usize,
     exec: ExecSettings,
     cancel: CancelToken,
 }
 
 impl Fixture {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().canonicalize().unwrap();
         let ws = base.join("ws");
@@ -39,7 +39,7 @@ impl Fixture {
         }
     }
 
-    pub fn ctx(&self) -> ToolContext<'_> {
+    pub(crate) fn ctx(&self) -> ToolContext<'_> {
         ToolContext {
             workspace: &self.ws,
             cwd: &self.ws,
@@ -51,30 +51,30 @@ impl Fixture {
     }
 
     /// Writes `bytes` to `relative` in the workspace (behind the agent's back).
-    pub fn put(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    pub(crate) fn put(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.ws.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bytes).unwrap();
         path
     }
 
-    pub fn get(&self, relative: &str) -> Vec<u8> {
+    pub(crate) fn get(&self, relative: &str) -> Vec<u8> {
         std::fs::read(self.ws.join(relative)).unwrap()
     }
 
     /// Validates `args`, asks `access`, then runs: the dispatcher's path minus permissions.
-    pub fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+    pub(crate) fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
         let Value::Object(args) = args else {
             panic!("arguments must be an object")
         };
         let args = schema::validate(args, &tool.spec().parameters)
-            .map_err(|m| ToolError::new(ToolErrorKind::Schema, m.0))?;
+            .map_err(|m| ToolError::new(ToolErrorKind::InvalidInput, m.0))?;
         let ctx = self.ctx();
         tool.access(&args, &ctx)?;
         tool.run(&args, &ctx)
     }
 
-    pub fn access(&self, tool: &dyn Tool, args: Value) -> Result<Access, ToolError> {
+    pub(crate) fn access(&self, tool: &dyn Tool, args: Value) -> Result<Access, ToolError> {
         let Value::Object(args) = args else {
             panic!("arguments must be an object")
         };
@@ -82,7 +82,7 @@ impl Fixture {
     }
 
     /// The text of a call that must succeed.
-    pub fn ok(&self, tool: &dyn Tool, args: Value) -> String {
+    pub(crate) fn ok(&self, tool: &dyn Tool, args: Value) -> String {
         match self.call(tool, args) {
             Ok(out) => out.text,
             Err(e) => panic!("expected success, got {e}"),
@@ -90,7 +90,7 @@ impl Fixture {
     }
 
     /// The error message of a call that must fail.
-    pub fn fail(&self, tool: &dyn Tool, args: Value) -> ToolError {
+    pub(crate) fn fail(&self, tool: &dyn Tool, args: Value) -> ToolError {
         match self.call(tool, args) {
             Ok(out) => panic!("expected an error, got {:?}", out.text),
             Err(e) => e,

@@ -14,7 +14,7 @@ use super::{ToolContext, ToolError};
 ///
 /// # Errors
 /// `stale file` or `not read`, telling the model to re-read the file.
-pub fn check_fresh(
+pub(crate) fn check_fresh(
     ctx: &ToolContext<'_>,
     r: &Resolved,
     now: &Snapshot,
@@ -45,7 +45,7 @@ pub fn check_fresh(
 ///
 /// # Errors
 /// `read-only` with the mode.
-pub fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError> {
+pub(crate) fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError> {
     use std::os::unix::fs::PermissionsExt;
     if !meta.permissions().readonly() {
         return Ok(());
@@ -61,7 +61,7 @@ pub fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError
 }
 
 /// The error for a path where nothing exists, naming similar files in the same directory.
-pub fn not_found(r: &Resolved, fix: &str) -> ToolError {
+pub(crate) fn not_found(r: &Resolved, fix: &str) -> ToolError {
     let mut message = format!("`{}` does not exist", r.shown);
     let similar = similar_names(r);
     if !similar.is_empty() {

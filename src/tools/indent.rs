@@ -20,7 +20,7 @@
 
 /// An indentation character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Tab,
     Space,
 }
@@ -34,7 +34,7 @@ impl Kind {
     }
 
     /// `tabs` or `spaces`.
-    pub fn plural(self) -> &'static str {
+    pub(crate) fn plural(self) -> &'static str {
         match self {
             Kind::Tab => "tabs",
             Kind::Space => "spaces",
@@ -44,7 +44,7 @@ impl Kind {
 
 /// What matching `old_str` ignoring indentation came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// One place: replace `len` bytes of the normalized view at `start` with `new` (LF line
     /// endings); `lines` are its first and last line (1-based).
     Edit {
@@ -67,7 +67,7 @@ pub enum Outcome {
 /// Why the indentation of `old_str`/`new_str` cannot be carried over to the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct Unfit(pub String);
+pub(crate) struct Unfit(pub(crate) String);
 
 impl From<String> for Unfit {
     fn from(message: String) -> Self {
@@ -107,7 +107,7 @@ fn measure(lead: &[u8]) -> Result<Option<(Kind, i64)>, ()> {
 }
 
 /// The kind of indentation most indented lines of `norm` use, if any line is indented.
-pub fn file_kind(norm: &[u8]) -> Option<Kind> {
+pub(crate) fn file_kind(norm: &[u8]) -> Option<Kind> {
     let (mut tabs, mut spaces) = (0usize, 0usize);
     for line in norm.split(|b| *b == b'\n') {
         match line.first() {
@@ -154,7 +154,7 @@ struct Place {
 
 /// Matches `old_lf` in `norm` ignoring indentation and re-indents `new_lf` (see the module
 /// doc). Only meaningful after an exact search found nothing.
-pub fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
+pub(crate) fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
     let old: Vec<&[u8]> = old_lf.as_bytes().split(|b| *b == b'\n').collect();
     if old.len() == 1 && split(old[0]).0.is_empty() {
         return Outcome::Nothing;

@@ -17,13 +17,13 @@ use super::paths::Resolved;
 use super::textfile::io_error;
 
 /// Entries of one directory kept for the listing; the rest are only counted.
-pub const MAX_ENTRIES: usize = 2000;
+pub(crate) const MAX_ENTRIES: usize = 2000;
 
 /// The listing of the directory at `r.real`, at most `max_chars` characters plus a note.
 ///
 /// # Errors
 /// `io error` when the directory cannot be read.
-pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
+pub(crate) fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
     let entries = fs::read_dir(&r.real).map_err(|e| io_error("cannot list", r, &e))?;
     // The smallest names seen so far; the largest of them is popped past the limit.
     let mut kept = BinaryHeap::new();

@@ -6,23 +6,23 @@
 //! Failures are [`ToolError`]s that become the tool result text; they never end the session.
 
 mod atomic;
-pub mod bash;
-pub mod dispatch;
-pub mod edit;
-pub mod files;
+pub(crate) mod bash;
+pub(crate) mod dispatch;
+pub(crate) mod edit;
+pub(crate) mod files;
 #[cfg(test)]
 mod fixture;
 mod guards;
 mod indent;
 mod listing;
 mod matching;
-pub mod paths;
-pub mod policy;
-pub mod registry;
-pub mod schema;
+pub(crate) mod paths;
+pub(crate) mod policy;
+pub(crate) mod registry;
+pub(crate) mod schema;
 pub(crate) mod textfile;
-pub mod todos;
-pub mod tracker;
+pub(crate) mod todos;
+pub(crate) mod tracker;
 
 use std::path::{Path, PathBuf};
 
@@ -76,11 +76,11 @@ pub struct ToolContext<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolOutput {
     /// The text the model receives.
-    pub text: String,
+    pub(crate) text: String,
     /// Extra for the screen (not sent to the model).
-    pub display: Option<ToolDisplay>,
+    pub(crate) display: Option<ToolDisplay>,
     /// The exit code of a command that ran to its end (`bash`).
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
 }
 
 impl ToolOutput {
@@ -108,13 +108,13 @@ pub enum ToolDisplay {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct ToolError {
-    pub kind: ToolErrorKind,
+    pub(crate) kind: ToolErrorKind,
     /// What went wrong and what to do about it.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ToolError {
-    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: message.into(),
@@ -125,7 +125,7 @@ impl ToolError {
 /// What kind of failure a [`ToolError`] is. Its name starts the result text, so the model
 /// (and a reader of the session) sees the category before the details.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolErrorKind {
+pub(crate) enum ToolErrorKind {
     /// An argument the tool cannot use (an empty `prompt`, a bad `offset`).
     InvalidInput,
     /// A path that is empty, malformed or names something no tool may touch.
@@ -174,13 +174,11 @@ pub enum ToolErrorKind {
     Repeating,
     /// The tool cannot work here (no async runtime, no parent for a subagent).
     Unavailable,
-    /// Arguments that do not match the tool's schema.
-    Schema,
 }
 
 impl ToolErrorKind {
     /// The category as the model reads it (`not found`, `stale file`, ...).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::InvalidInput => "invalid input",
             Self::InvalidPath => "invalid path",
@@ -206,7 +204,6 @@ impl ToolErrorKind {
             Self::Budget => "budget",
             Self::Repeating => "repeating",
             Self::Unavailable => "unavailable",
-            Self::Schema => "schema",
         }
     }
 }

@@ -32,22 +32,22 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A path named by the model, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// Absolute, lexically normalized, symlinks not followed: what the model named.
-    pub named: PathBuf,
+    pub(crate) named: PathBuf,
     /// Absolute with every symlink followed: where the bytes are.
-    pub real: PathBuf,
+    pub(crate) real: PathBuf,
     /// `named` relative to the workspace when inside it, else absolute; for messages.
-    pub shown: String,
+    pub(crate) shown: String,
     /// `named` lies inside the workspace.
-    pub named_inside: bool,
+    pub(crate) named_inside: bool,
     /// `real` lies inside the workspace.
-    pub real_inside: bool,
+    pub(crate) real_inside: bool,
 }
 
 impl Resolved {
     /// A path named inside the workspace that really lies outside it.
-    pub fn escapes(&self) -> bool {
+    pub(crate) fn escapes(&self) -> bool {
         self.named_inside && !self.real_inside
     }
 
@@ -55,7 +55,7 @@ impl Resolved {
     ///
     /// # Errors
     /// `outside workspace` when [`Resolved::escapes`].
-    pub fn refuse_escape(&self) -> Result<(), ToolError> {
+    pub(crate) fn refuse_escape(&self) -> Result<(), ToolError> {
         if !self.escapes() {
             return Ok(());
         }
@@ -77,7 +77,7 @@ impl Resolved {
 /// # Errors
 /// `invalid path` for an empty path or one holding a NUL byte; `invalid path` when
 /// symlinks loop (more than 40 hops).
-pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+pub(crate) fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
     resolve_in(raw, ctx.cwd, ctx.workspace, dirs::home_dir().as_deref())
 }
 
@@ -91,7 +91,7 @@ pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> 
 /// # Errors
 /// As [`resolve`], `invalid path` for a control character, and `outside workspace` for an
 /// escape.
-pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+pub(crate) fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
     let trimmed = raw.trim();
     if let Some(c) = trimmed.chars().find(|c| c.is_control() && *c != '\0') {
         return Err(ToolError::new(
@@ -112,7 +112,7 @@ pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, T
 ///
 /// # Errors
 /// As [`resolve`].
-pub fn resolve_in(
+pub(crate) fn resolve_in(
     raw: &str,
     cwd: &Path,
     workspace: &Path,
@@ -164,7 +164,7 @@ pub fn resolve_in(
 
 /// Removes `.` and resolves `..` lexically (`/a/b/../c` → `/a/c`; `..` at the root stays at
 /// the root). `path` must be absolute.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for component in path.components() {
         match component {

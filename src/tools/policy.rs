@@ -17,7 +17,7 @@ use crate::model::{ToolCall, Usage};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
 pub struct PolicyBlock {
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// What governance sees of a turn and may decide about it. A call that is never dispatched

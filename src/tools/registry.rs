@@ -40,12 +40,12 @@ impl Registry {
     }
 
     /// Keeps only the tools for which `keep` returns true (role tool policy).
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.tools.retain(|t| keep(t.spec().name));
     }
 
     /// Hides exactly the tools for which `hide` returns true (replacing what was hidden).
-    pub fn set_hidden(&mut self, mut hide: impl FnMut(&str) -> bool) {
+    pub(crate) fn set_hidden(&mut self, mut hide: impl FnMut(&str) -> bool) {
         self.hidden = self
             .tools
             .iter()
@@ -61,17 +61,17 @@ impl Registry {
     }
 
     /// Any registered tool, hidden or not.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.spec().name == name)
     }
 
     /// Names of the offered (not hidden) tools.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.offered().map(|t| t.spec().name).collect()
     }
 
     /// Specs of the offered tools in registration order, for the request's `tools`.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         self.offered().map(|t| t.spec().clone()).collect()
     }
 }

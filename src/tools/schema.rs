@@ -14,7 +14,7 @@ use crate::model::types::json_kind;
 /// the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct SchemaError(pub String);
+pub(crate) struct SchemaError(pub(crate) String);
 
 impl From<String> for SchemaError {
     fn from(message: String) -> Self {
@@ -32,7 +32,7 @@ impl From<&str> for SchemaError {
 ///
 /// # Errors
 /// Which field is wrong and what was expected, e.g. ``missing required field `command` ``.
-pub fn validate(
+pub(crate) fn validate(
     args: Map<String, Value>,
     schema: &Value,
 ) -> Result<Map<String, Value>, SchemaError> {

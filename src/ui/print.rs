@@ -9,14 +9,14 @@
 use std::io::Write;
 
 /// Writes `text` to stdout and flushes; a closed or failing stdout is ignored.
-pub fn stdout(text: &str) {
+pub(crate) fn stdout(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
 
 /// Writes `text` to stderr; a closed or failing stderr is ignored.
-pub fn stderr(text: &str) {
+pub(crate) fn stderr(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();

@@ -15,14 +15,14 @@ use agent::sandbox::{ExecSettings, SandboxMode, SandboxStatus, probe};
 use tempfile::TempDir;
 
 /// A workspace and a directory beside it, outside every writable root.
-pub struct Place {
+pub(super) struct Place {
     _root: TempDir,
     pub ws: PathBuf,
     pub outside: PathBuf,
 }
 
 impl Place {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let root = crate::support::outside::outside_dir();
         let base = root.path().canonicalize().unwrap();
         let ws = base.join("ws");
@@ -37,7 +37,7 @@ impl Place {
         }
     }
 
-    pub fn run(&self, settings: &ExecSettings, command: &str) -> ExecOutcome {
+    pub(super) fn run(&self, settings: &ExecSettings, command: &str) -> ExecOutcome {
         self.run_with(
             settings,
             command,
@@ -46,7 +46,7 @@ impl Place {
         )
     }
 
-    pub fn run_with(
+    pub(super) fn run_with(
         &self,
         settings: &ExecSettings,
         command: &str,
@@ -69,7 +69,7 @@ impl Place {
     }
 
     /// Every file under the outside directory with its content.
-    pub fn outside_files(&self) -> Vec<(String, String)> {
+    pub(super) fn outside_files(&self) -> Vec<(String, String)> {
         let mut files: Vec<(String, String)> = std::fs::read_dir(&self.outside)
             .unwrap()
             .flatten()
@@ -84,7 +84,7 @@ impl Place {
     }
 }
 
-pub fn settings(mode: SandboxMode, network: bool) -> ExecSettings {
+pub(super) fn settings(mode: SandboxMode, network: bool) -> ExecSettings {
     ExecSettings {
         mode,
         network,
@@ -94,7 +94,7 @@ pub fn settings(mode: SandboxMode, network: bool) -> ExecSettings {
 }
 
 /// Whether Landlock is usable; prints the reason to skip when not.
-pub fn landlock() -> bool {
+pub(super) fn landlock() -> bool {
     match probe() {
         SandboxStatus::Available { .. } => true,
         SandboxStatus::Unavailable { reason } => {
@@ -314,7 +314,7 @@ fn commands_cannot_signal_processes_outside_the_sandbox() {
 }
 
 /// Processes whose environment holds `marker` (no pkill: /proc is read directly).
-pub fn survivors(marker: &str) -> Vec<u32> {
+pub(super) fn survivors(marker: &str) -> Vec<u32> {
     let needle = marker.as_bytes();
     std::fs::read_dir("/proc")
         .unwrap()

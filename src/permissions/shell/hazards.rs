@@ -75,7 +75,7 @@ const DATE: Spec = Spec {
 };
 
 /// Floors for one simple command (its words, program first).
-pub fn inspect(words: &[Word]) -> Vec<String> {
+pub(crate) fn inspect(words: &[Word]) -> Vec<String> {
     let Some(program) = words.first() else {
         return Vec::new();
     };

@@ -3,7 +3,10 @@
 //! Shared by the option tables of [`super::hazards`], [`super::git`] and [`super::sed`].
 
 /// The dangerous long option that `name` (without `--`) spells or abbreviates.
-pub fn long_match<'a>(long: &'a [(&'a str, &'a str)], name: &str) -> Option<(&'a str, &'a str)> {
+pub(crate) fn long_match<'a>(
+    long: &'a [(&'a str, &'a str)],
+    name: &str,
+) -> Option<(&'a str, &'a str)> {
     if name.is_empty() {
         return None;
     }

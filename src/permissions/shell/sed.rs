@@ -15,7 +15,7 @@ const LONG: &[(&str, &str)] = &[
 ];
 
 /// Why this sed invocation is at least `ask`, if it is.
-pub fn hazard(args: &[Word]) -> Option<String> {
+pub(crate) fn hazard(args: &[Word]) -> Option<String> {
     let invocation = match parse_args(args) {
         Ok(invocation) => invocation,
         Err(reason) => return Some(reason.0),
@@ -136,7 +136,7 @@ fn short_cluster(cluster: &str) -> Cluster<'_> {
 }
 
 /// Why a sed script is at least `ask`, if it is.
-pub fn script_hazard(script: &str) -> Option<String> {
+pub(crate) fn script_hazard(script: &str) -> Option<String> {
     let chars: Vec<char> = script.chars().collect();
     let mut p = Parser { chars, pos: 0 };
     p.script().err().map(|reason| reason.0)

@@ -14,7 +14,7 @@ use super::{Role, Stdin, basename, names};
 
 /// Something a command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Run {
+pub(crate) enum Run {
     /// A command given as words.
     Command(Vec<Word>),
     /// A shell script given as text.
@@ -25,22 +25,22 @@ pub enum Run {
 
 /// A command that runs others.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Unwrapped {
+pub(crate) struct Unwrapped {
     /// How the outer command itself is rated; `None` for the default (a [`Role::Wrapper`]
     /// when the program is a bare name, else [`Role::Command`]).
-    pub role: Option<Role>,
-    pub runs: Vec<Run>,
+    pub(crate) role: Option<Role>,
+    pub(crate) runs: Vec<Run>,
     /// Floors on the outer command.
-    pub floors: Vec<String>,
+    pub(crate) floors: Vec<String>,
     /// Floors on the commands it runs (`env PATH=... cmd`).
-    pub inner_floors: Vec<String>,
+    pub(crate) inner_floors: Vec<String>,
 }
 
 /// Shells whose `-c` payload is parsed with the bash grammar.
 const SHELLS: &[&str] = &["bash", "sh", "dash", "ash", "zsh", "ksh", "mksh"];
 
 /// `None` when `words` is not a command that runs others.
-pub fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
+pub(crate) fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
     let program = words.first()?;
     if program.dynamic {
         return None;
