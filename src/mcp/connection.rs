@@ -1,0 +1,209 @@
+//! The MCP protocol itself, through the `rmcp` crate. Every `rmcp` type used by the agent
+//! is in this file: `rmcp` releases often, and an upgrade should touch nothing else.
+//!
+//! What leaves this file is plain data: tools as [`RemoteTool`] (name, description, input
+//! schema as JSON) and results as the JSON of MCP's `CallToolResult`, read by
+//! [`super::content`]. A [`Caller`] makes calls; dropping a call before its answer (Ctrl-C,
+//! timeout) sends `notifications/cancelled` for it (`rmcp`'s `Peer::call_tool` does).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::{Peer, ServiceError, ServiceExt};
+use serde_json::Value;
+use tokio::process::{ChildStdin, ChildStdout};
+
+use crate::tools::Args;
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTool {
+    /// The server's own name for it.
+    pub name: String,
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments (an object schema).
+    pub input_schema: Value,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestError {
+    /// The server answered with an error (unknown tool, invalid arguments, its own failure);
+    /// the connection is fine.
+    Server(String),
+    /// The connection is gone: the server exited or the endpoint stopped answering.
+    Closed(String),
+}
+
+/// An open connection to one server.
+pub struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+}
+
+/// Makes calls on a connection; cheap to clone, usable while the connection lives.
+#[derive(Clone)]
+pub struct Caller {
+    peer: Peer<RoleClient>,
+}
+
+/// Who we are, in `initialize`.
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("agent", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+impl Connection {
+    /// Initializes a session over the stdio pipes of a started server.
+    ///
+    /// # Errors
+    /// What went wrong, in a few words (the server closed the pipe, answered nonsense).
+    pub async fn over_pipes(stdout: ChildStdout, stdin: ChildStdin) -> Result<Self, String> {
+        let service = client_config()
+            .serve((stdout, stdin))
+            .await
+            .map_err(init_error)?;
+        Ok(Self { service })
+    }
+
+    /// Initializes a session with a streamable HTTP endpoint.
+    ///
+    /// # Errors
+    /// What went wrong: a header that is not valid, the endpoint unreachable or refusing.
+    pub async fn over_http(
+        url: &str,
+        headers: &[(String, String)],
+        bearer_token: Option<&str>,
+    ) -> Result<Self, String> {
+        let mut custom = HashMap::new();
+        for (name, value) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of the header `{name}` is not valid"))?;
+            custom.insert(name, value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+        if let Some(token) = bearer_token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let service = client_config().serve(transport).await.map_err(init_error)?;
+        Ok(Self { service })
+    }
+
+    /// Every tool the server offers (all pages).
+    ///
+    /// # Errors
+    /// A [`RequestError`].
+    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, RequestError> {
+        let tools = self.service.list_all_tools().await.map_err(request_error)?;
+        Ok(tools
+            .iter()
+            .filter_map(|tool| serde_json::to_value(tool).ok())
+            .map(|json| RemoteTool {
+                name: json["name"].as_str().unwrap_or_default().to_string(),
+                description: json["description"]
+                    .as_str()
+                    .or_else(|| json["title"].as_str())
+                    .map(str::to_string),
+                input_schema: json
+                    .get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+            })
+            .collect())
+    }
+
+    pub fn caller(&self) -> Caller {
+        Caller {
+            peer: self.service.peer().clone(),
+        }
+    }
+
+    /// Whether the connection has ended (the server went away).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    /// Ends the session: for stdio the server's stdin is closed; for HTTP the session is
+    /// deleted. Waits at most `wait`.
+    pub async fn close(mut self, wait: Duration) {
+        let _ = self.service.close_with_timeout(wait).await;
+    }
+}
+
+impl Caller {
+    /// Calls `tool` (the server's own name) with `args`; the answer is the JSON of MCP's
+    /// `CallToolResult`. Dropping the future before it resolves cancels the call on the
+    /// server (`notifications/cancelled`).
+    ///
+    /// # Errors
+    /// A [`RequestError`].
+    pub async fn call(&self, tool: &str, args: Args) -> Result<Value, RequestError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let result = self.peer.call_tool(params).await.map_err(request_error)?;
+        serde_json::to_value(&result)
+            .map_err(|e| RequestError::Server(format!("unreadable result: {e}")))
+    }
+}
+
+/// `initialize` failed: what happened, without `rmcp`'s type names.
+fn init_error(error: ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!(
+                "{} (while trying to {context})",
+                chain(error.error.as_ref())
+            )
+        }
+        ClientInitializeError::ConnectionClosed(what) => {
+            format!("the connection closed before the server answered ({what})")
+        }
+        ClientInitializeError::JsonRpcError(data) => {
+            format!("the server refused to initialize: {}", data.message)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// An error and its deepest cause, when the cause says something new
+/// (`error sending request for url (...): Connection refused (os error 111)`).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    // The HTTP client's error is held without being its `source`.
+    if let Some(StreamableHttpError::Client(client)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return chain(client);
+    }
+    let mut text = error.to_string();
+    let mut deepest = None;
+    let mut source = error.source();
+    while let Some(cause) = source {
+        deepest = Some(cause.to_string());
+        source = cause.source();
+    }
+    if let Some(cause) = deepest.filter(|c| !text.contains(c.as_str())) {
+        text = format!("{text}: {cause}");
+    }
+    text
+}
+
+fn request_error(error: ServiceError) -> RequestError {
+    match error {
+        ServiceError::McpError(data) => RequestError::Server(data.message.to_string()),
+        ServiceError::TransportClosed => RequestError::Closed("the connection closed".into()),
+        ServiceError::TransportSend(error) => RequestError::Closed(chain(error.error.as_ref())),
+        ServiceError::Cancelled { reason } => {
+            RequestError::Closed(reason.unwrap_or_else(|| "the connection was cancelled".into()))
+        }
+        other => RequestError::Server(other.to_string()),
+    }
+}
