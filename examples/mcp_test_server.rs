@@ -7,7 +7,8 @@
 //!                                      the first line on stdout is the URL
 //! OPTIONS:
 //!   --marks DIR        write marker files there: `pid`, `started-<tool>`, `cancelled-<tool>`,
-//!                      `grandchild.pid`, `starts` (one line per start)
+//!                      `grandchild.pid`, `starts` (one line per start), `headers` (HTTP:
+//!                      the last request's `Authorization` and `X-Team`)
 //!   --slow-start SECS  wait that long before serving
 //!   --fail-start       print an error to stderr and exit 3 before serving
 //! ```
@@ -260,6 +261,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn serve_http(server: TestServer) -> Result<(), Box<dyn std::error::Error>> {
+    let marks = server.marks.clone();
     let service: StreamableHttpService<TestServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.clone()),
@@ -270,10 +272,17 @@ async fn serve_http(server: TestServer) -> Result<(), Box<dyn std::error::Error>
     println!("http://{}/mcp", listener.local_addr()?);
     loop {
         let (stream, _) = listener.accept().await?;
-        let service = service.clone();
+        let (service, marks) = (service.clone(), marks.clone());
         tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request| {
+            let handler = hyper::service::service_fn(move |request: hyper::Request<_>| {
                 let service = service.clone();
+                if let Some(dir) = &marks {
+                    let header = |name: &str| {
+                        request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string()
+                    };
+                    let seen = format!("{} {}\n", header("authorization"), header("x-team"));
+                    let _ = std::fs::write(dir.join("headers"), seen);
+                }
                 async move { Ok::<_, Infallible>(service.handle(request).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()

@@ -208,7 +208,9 @@ fn session(args: &RunArgs) -> Exit {
                     mcp.wait_started().await;
                 }
                 agent.report_mcp();
-                crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
+                let exit = crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await;
+                agent.report_mcp();
+                exit
             }
         };
         if let Some(mcp) = agent.mcp() {

@@ -7,11 +7,13 @@
 //! timeout) sends `notifications/cancelled` for it (`rmcp`'s `Peer::call_tool` does).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -91,6 +93,7 @@ impl Connection {
             custom.insert(name, value);
         }
         let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+        config.retry_config = Arc::new(Reconnect);
         if let Some(token) = bearer_token {
             config = config.auth_header(token);
         }
@@ -152,6 +155,19 @@ impl Caller {
         let result = self.peer.call_tool(params).await.map_err(request_error)?;
         serde_json::to_value(&result)
             .map_err(|e| RequestError::Server(format!("unreadable result: {e}")))
+    }
+}
+
+/// How often a broken HTTP response stream is resumed: 3 times, 0.25, 0.5 and 1 s apart. Then
+/// the call fails as "connection closed" (`rmcp`'s default retries for ever, so a server that
+/// died would hold the call until `tool_timeout_sec`).
+#[derive(Debug)]
+struct Reconnect;
+
+impl SseRetryPolicy for Reconnect {
+    fn retry(&self, attempts: usize) -> Option<Duration> {
+        let attempts = u32::try_from(attempts).ok().filter(|a| *a < 3)?;
+        Some(Duration::from_millis(250 << attempts))
     }
 }
 

@@ -43,9 +43,12 @@ pub fn main(args: &[OsString]) -> i32 {
     let guard = std::process::id();
     let mut command = std::process::Command::new(program);
     command.args(rest);
-    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
+    // SAFETY: only async-signal-safe calls (sigprocmask, prctl, getppid) between fork and
+    // exec.
     unsafe {
         command.pre_exec(move || {
+            // The server must not inherit the signals the guard blocks (std keeps the mask).
+            libc::sigprocmask(libc::SIG_UNBLOCK, &raw const signals, std::ptr::null_mut());
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                 return Err(io::Error::last_os_error());
             }

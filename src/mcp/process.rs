@@ -191,10 +191,13 @@ impl ServerProcess {
         }
     }
 
-    /// How the server ended, when it has: `exit code 1`, `killed by signal 9`.
-    pub fn exit(&mut self) -> Option<String> {
-        let status = self.guard.try_wait().ok()??;
-        Some(describe_exit(status))
+    /// How the server ended (`exit code 1`, `killed by signal 9`) if it ends within `wait`
+    /// on its own.
+    pub async fn exited_within(&mut self, wait: Duration) -> Option<String> {
+        match tokio::time::timeout(wait, self.guard.wait()).await {
+            Ok(Ok(status)) => Some(describe_exit(status)),
+            _ => None,
+        }
     }
 
     /// Stops the server: waits up to `grace` for it to exit after its stdin closed, then

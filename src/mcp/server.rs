@@ -256,10 +256,11 @@ impl Server {
         let Some(mut process) = live.process.take() else {
             return reason;
         };
+        // A server that exited explains more by how it ended than by the broken pipe.
+        let exited = process.exited_within(Duration::from_millis(200)).await;
         process.stop(Duration::from_millis(200)).await;
         process.settle().await;
-        // A server that exited explains more by how it ended than by the broken pipe.
-        let mut text = match process.exit() {
+        let mut text = match exited {
             Some(exit) => format!("the server exited ({exit})"),
             None => reason,
         };
