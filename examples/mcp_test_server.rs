@@ -43,9 +43,14 @@ struct TestServer {
 }
 
 impl TestServer {
+    /// Writes a marker file whole (through a rename), so a reader never sees it half
+    /// written.
     fn mark(&self, name: &str, text: &str) {
         if let Some(dir) = &self.marks {
-            let _ = std::fs::write(dir.join(name), text);
+            let partial = dir.join(format!(".{name}.partial"));
+            if std::fs::write(&partial, text).is_ok() {
+                let _ = std::fs::rename(&partial, dir.join(name));
+            }
         }
     }
 }
@@ -278,10 +283,18 @@ async fn serve_http(server: TestServer) -> Result<(), Box<dyn std::error::Error>
                 let service = service.clone();
                 if let Some(dir) = &marks {
                     let header = |name: &str| {
-                        request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string()
+                        request
+                            .headers()
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("-")
+                            .to_string()
                     };
                     let seen = format!("{} {}\n", header("authorization"), header("x-team"));
-                    let _ = std::fs::write(dir.join("headers"), seen);
+                    let partial = dir.join(".headers.partial");
+                    if std::fs::write(&partial, seen).is_ok() {
+                        let _ = std::fs::rename(&partial, dir.join("headers"));
+                    }
                 }
                 async move { Ok::<_, Infallible>(service.handle(request).await) }
             });

@@ -352,6 +352,7 @@ mod tests {
         assert_eq!(Input::parse("/role"), Input::Role(None));
         assert_eq!(Input::parse("/role  ops "), Input::Role(Some("ops".into())));
         assert_eq!(Input::parse("/budget"), Input::Budget);
+        assert_eq!(Input::parse("/mcp"), Input::Mcp);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
         assert_eq!(Input::parse("/resume"), Input::Resume(None));

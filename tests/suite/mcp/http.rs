@@ -20,7 +20,11 @@ fn http_table(url: &str, extra: &str) -> String {
 #[test]
 fn tools_of_an_http_server_are_listed_and_called_with_its_headers() {
     let server = MockServer::start(vec![
-        Reply::Sse(tool_events("c1", "mcp__web__echo", r#"{"text":"over http"}"#)),
+        Reply::Sse(tool_events(
+            "c1",
+            "mcp__web__echo",
+            r#"{"text":"over http"}"#,
+        )),
         Reply::Sse(tool_events("c2", "mcp__web__lookup", r#"{"code":"no"}"#)),
         Reply::Sse(tool_events("c3", "mcp__web__fail", "{}")),
         Reply::Sse(text_events(&["done"])),

@@ -43,14 +43,16 @@ fn agent_with_a_grandchild(then: Reply) -> (TestEnv, MockServer, std::process::C
         .spawn()
         .unwrap();
     wait_for(&marks.join("grandchild.pid"), Duration::from_secs(30));
-    let pids = vec![pid_in(&marks.join("pid")), pid_in(&marks.join("grandchild.pid"))];
+    let pids = vec![
+        pid_in(&marks.join("pid")),
+        pid_in(&marks.join("grandchild.pid")),
+    ];
     (env, server, agent, pids)
 }
 
 #[test]
 fn servers_and_what_they_started_end_when_the_agent_is_done() {
-    let (_env, _server, agent, pids) =
-        agent_with_a_grandchild(Reply::Sse(text_events(&["done"])));
+    let (_env, _server, agent, pids) = agent_with_a_grandchild(Reply::Sse(text_events(&["done"])));
     let output = agent.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_all_end(&pids, "after a normal exit");

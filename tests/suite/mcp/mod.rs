@@ -2,9 +2,11 @@
 //! (`examples/mcp_test_server.rs`), driven over stdio and over streamable HTTP on loopback,
 //! through the binary with the mock model.
 
+mod doctor;
 mod http;
 mod lifecycle;
 mod policy;
+mod repl;
 mod stdio;
 mod unchanged;
 
@@ -25,7 +27,12 @@ pub fn test_server() -> &'static Path {
     PATH.get_or_init(|| {
         let mut command = Command::new(env!("CARGO"));
         command
-            .args(["build", "--example", "mcp_test_server", "--message-format=json"])
+            .args([
+                "build",
+                "--example",
+                "mcp_test_server",
+                "--message-format=json",
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if !cfg!(debug_assertions) {
             command.arg("--release");

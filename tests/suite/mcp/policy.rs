@@ -64,11 +64,15 @@ fn an_allow_rule_for_the_server_lets_it_run_and_a_deny_rule_blocks_it() {
     let server = MockServer::start(echo_then_done());
     let env = TestEnv::with_server(&server);
     let marks = marks(&env);
-    let rule = "[[permissions.rules]]\ntool = \"mcp__test__*\"\npattern = \"*\"\naction = \"allow\"\n";
+    let rule =
+        "[[permissions.rules]]\ntool = \"mcp__test__*\"\npattern = \"*\"\naction = \"allow\"\n";
     env.config(&format!("{rule}{}", stdio_server("test", &marks, &[], "")));
     let output = run_without_terminal(&env, &["go"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert_eq!(tool_result(&server.chat_requests()[1].body, "c1"), "echo: hi");
+    assert_eq!(
+        tool_result(&server.chat_requests()[1].body, "c1"),
+        "echo: hi"
+    );
 
     let server = MockServer::start(echo_then_done());
     let env = TestEnv::with_server(&server);
@@ -105,7 +109,10 @@ fn a_role_that_denies_mcp_tools_hides_them() {
     let requests = server.chat_requests();
     let offered = offered_tools(&requests[0].body);
     assert!(offered.contains(&"bash".to_string()), "{offered:?}");
-    assert!(!offered.iter().any(|t| t.starts_with("mcp__")), "{offered:?}");
+    assert!(
+        !offered.iter().any(|t| t.starts_with("mcp__")),
+        "{offered:?}"
+    );
     assert_eq!(
         tool_result(&requests[1].body, "c1"),
         "Blocked by policy: role nomcp does not allow mcp__test__echo"
@@ -127,10 +134,17 @@ fn the_event_log_and_json_show_the_call() {
         .collect();
     let started = events.iter().find(|e| e["type"] == "tool.started").unwrap();
     assert_eq!(started["tool"], "mcp__test__echo");
-    let finished = events.iter().find(|e| e["type"] == "tool.finished").unwrap();
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool.finished")
+        .unwrap();
     assert_eq!(
         (&finished["tool"], &finished["ok"], &finished["output"]),
-        (&Value::from("mcp__test__echo"), &Value::from(true), &Value::from("echo: hi"))
+        (
+            &Value::from("mcp__test__echo"),
+            &Value::from(true),
+            &Value::from("echo: hi")
+        )
     );
     assert!(
         events

@@ -59,18 +59,33 @@ fn agent_mcp_list_shows_servers_their_state_and_tools() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "MCP servers:");
-    assert!(lines[1].starts_with("  broken  failed    stdio `"), "{stdout}");
+    assert!(
+        lines[1].starts_with("  broken  failed    stdio `"),
+        "{stdout}"
+    );
     assert_eq!(
         lines[2],
         "      the server exited (exit code 3); stderr: boom: cannot open the database at \
          /nowhere/db.sqlite"
     );
-    assert!(lines[3].starts_with("  off     disabled  stdio `"), "{stdout}");
-    assert!(lines[4].starts_with("  test    ready     stdio `"), "{stdout}");
-    let echo = lines.iter().find(|l| l.contains("mcp__test__echo")).unwrap();
+    assert!(
+        lines[3].starts_with("  off     disabled  stdio `"),
+        "{stdout}"
+    );
+    assert!(
+        lines[4].starts_with("  test    ready     stdio `"),
+        "{stdout}"
+    );
+    let echo = lines
+        .iter()
+        .find(|l| l.contains("mcp__test__echo"))
+        .unwrap();
     assert!(echo.ends_with("  Echo the given text back."), "{echo}");
     assert_eq!(
-        lines.iter().filter(|l| l.starts_with("      mcp__test__")).count(),
+        lines
+            .iter()
+            .filter(|l| l.starts_with("      mcp__test__"))
+            .count(),
         11,
         "{stdout}"
     );
@@ -132,8 +147,7 @@ fn arguments_are_coerced_then_validated_against_the_schema() {
             "Error: wrong arguments for mcp__test__lookup (Additional properties are not \
              allowed ('extra' was unexpected))."
                 .into(),
-            "Error: wrong arguments for mcp__test__echo (\"text\" is a required property)."
-                .into(),
+            "Error: wrong arguments for mcp__test__echo (\"text\" is a required property).".into(),
             "ABC is a fine code".into(),
         ]
     );
@@ -148,7 +162,10 @@ fn a_schema_error_never_reaches_the_server() {
     let output = env.run(&["--yes", "go"]);
     assert_eq!(output.status.code(), Some(0));
     let result = tool_result(&server.chat_requests()[1].body, "c1");
-    assert!(result.starts_with("Error: wrong arguments for mcp__test__lookup ("), "{result}");
+    assert!(
+        result.starts_with("Error: wrong arguments for mcp__test__lookup ("),
+        "{result}"
+    );
     assert!(!marks.join("started-lookup").exists());
 }
 
@@ -193,7 +210,10 @@ fn a_server_that_dies_mid_call_gives_an_error_and_restarts_at_the_next_call() {
     assert_eq!(tool_result(&requests[2].body, "c2"), "echo: again");
     let starts = std::fs::read_to_string(marks.join("starts")).unwrap();
     assert_eq!(starts.lines().count(), 2, "started, then restarted once");
-    assert!(stderr.contains("MCP server `test` restarted: 11 tools"), "{stderr}");
+    assert!(
+        stderr.contains("MCP server `test` restarted: 11 tools"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -226,7 +246,9 @@ fn a_server_past_its_startup_timeout_fails_with_one_line_and_the_session_goes_on
         .collect();
     assert_eq!(failures.len(), 1, "{stderr}");
     assert!(
-        failures[0].ends_with("MCP server `test` failed to start: no answer within 0.5 s (startup_timeout_sec)"),
+        failures[0].ends_with(
+            "MCP server `test` failed to start: no answer within 0.5 s (startup_timeout_sec)"
+        ),
         "{stderr}"
     );
     let tools = offered_tools(&server.chat_requests()[0].body);
@@ -247,10 +269,7 @@ fn huge_output_is_capped_like_any_tool_result() {
 
 #[test]
 fn names_invalid_for_openai_are_made_valid_and_still_reach_the_tool() {
-    let server = MockServer::start(script(&[(
-        "mcp__test__weird_name_with_spaces",
-        json!({}),
-    )]));
+    let server = MockServer::start(script(&[("mcp__test__weird_name_with_spaces", json!({}))]));
     let env = TestEnv::with_server(&server);
     env.config(&stdio_server("test", &marks(&env), &[], ""));
     let output = env.run(&["--yes", "go"]);
@@ -259,10 +278,15 @@ fn names_invalid_for_openai_are_made_valid_and_still_reach_the_tool() {
     let names = offered_tools(&requests[0].body);
     assert!(
         names.iter().all(|n| n.len() <= 64
-            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')),
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')),
         "{names:?}"
     );
-    assert!(names.iter().any(|n| n.len() == 64 && n.starts_with("mcp__test__a_tool_whose")));
+    assert!(
+        names
+            .iter()
+            .any(|n| n.len() == 64 && n.starts_with("mcp__test__a_tool_whose"))
+    );
     assert_eq!(
         tool_result(&requests[1].body, "c1"),
         "called weird.name/with spaces"
