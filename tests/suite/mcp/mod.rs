@@ -6,6 +6,7 @@ mod doctor;
 mod http;
 mod lifecycle;
 mod policy;
+mod readme;
 mod repl;
 mod stdio;
 mod unchanged;

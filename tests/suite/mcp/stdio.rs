@@ -336,7 +336,7 @@ fn ctrl_c_cancels_a_running_call() {
     let env = TestEnv::with_server(&server);
     let marks = marks(&env);
     env.config(&stdio_server("test", &marks, &[], ""));
-    let mut agent = env
+    let agent = env
         .std_cmd()
         .args(["--yes", "--json", "go"])
         .stdin(Stdio::null())
