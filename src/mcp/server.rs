@@ -91,6 +91,7 @@ struct Shared {
 }
 
 impl Server {
+    /// A server in its first state (`starting`, or `disabled`); [`Server::start`] starts it.
     pub fn new(
         settings: ServerSettings,
         spawner: Arc<Spawner>,
@@ -174,9 +175,9 @@ impl Server {
                 Some(Report {
                     warning: false,
                     message: format!(
-                        "MCP server `{}` ready: {count} tool{}",
+                        "MCP server `{}` ready: {}",
                         self.settings.name,
-                        if count == 1 { "" } else { "s" }
+                        tools(count)
                     ),
                 }),
             ),
@@ -308,7 +309,17 @@ impl Server {
         args: Args,
         cancel: &CancelToken,
     ) -> Result<Rendered, ToolError> {
-        let caller = self.caller().await?;
+        let interrupted = || {
+            ToolError::new(
+                "interrupted",
+                "interrupted by user (the call was cancelled on the MCP server)",
+            )
+        };
+        // A restart may take up to `startup_timeout_sec`; Ctrl-C stops waiting for it.
+        let caller = tokio::select! {
+            caller = self.caller() => caller?,
+            () = cancel.cancelled() => return Err(interrupted()),
+        };
         let timeout = self.settings.tool_timeout;
         tokio::select! {
             result = caller.call(tool, args) => match result {
@@ -316,10 +327,7 @@ impl Server {
                 Err(RequestError::Server(message)) => Err(ToolError::new("MCP error", message)),
                 Err(RequestError::Closed(message)) => Err(self.stopped(message).await),
             },
-            () = cancel.cancelled() => Err(ToolError::new(
-                "interrupted",
-                "interrupted by user (the call was cancelled on the MCP server)",
-            )),
+            () = cancel.cancelled() => Err(interrupted()),
             () = tokio::time::sleep(timeout) => Err(ToolError::new(
                 "timeout",
                 format!(
@@ -373,7 +381,7 @@ impl Server {
                     State::Ready,
                     Some(Report {
                         warning: false,
-                        message: format!("MCP server `{name}` restarted: {count} tools"),
+                        message: format!("MCP server `{name}` restarted: {}", tools(count)),
                     }),
                 );
                 live.connection
@@ -434,6 +442,11 @@ impl Server {
             process.stop(STOP_GRACE).await;
         }
     }
+}
+
+/// `1 tool`, `11 tools`.
+fn tools(count: usize) -> String {
+    format!("{count} tool{}", if count == 1 { "" } else { "s" })
 }
 
 /// `10` or `2.5`.

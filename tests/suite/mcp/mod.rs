@@ -8,6 +8,7 @@ mod lifecycle;
 mod policy;
 mod readme;
 mod repl;
+mod seam;
 mod stdio;
 mod unchanged;
 
