@@ -7,6 +7,7 @@
 //!                                      the first line on stdout is the URL
 //! OPTIONS:
 //!   --marks DIR        write marker files there: `pid`, `started-<tool>`, `cancelled-<tool>`,
+//!                      `cancel-reason` (of the last `notifications/cancelled`),
 //!                      `grandchild.pid`, `starts` (one line per start), `headers` (HTTP:
 //!                      the last request's `Authorization` and `X-Team`)
 //!   --slow-start SECS  wait that long before serving
@@ -25,10 +26,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -122,6 +124,17 @@ impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("mcp-test-server", "1.0.0"))
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.mark(
+            "cancel-reason",
+            notification.reason.as_deref().unwrap_or("(none)"),
+        );
     }
 
     async fn list_tools(

@@ -3,15 +3,18 @@
 //!
 //! What leaves this file is plain data: tools as [`RemoteTool`] (name, description, input
 //! schema as JSON) and results as the JSON of MCP's `CallToolResult`, read by
-//! [`super::content`]. A [`Caller`] makes calls; dropping a call before its answer (Ctrl-C,
-//! timeout) sends `notifications/cancelled` for it (`rmcp`'s `Peer::call_tool` does).
+//! [`super::content`]. A [`Caller`] makes calls; one abandoned before its answer (Ctrl-C,
+//! timeout) is cancelled on the server with `notifications/cancelled`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ServerResult,
+};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
@@ -31,6 +34,25 @@ pub struct RemoteTool {
     pub description: Option<String>,
     /// The JSON Schema of its arguments (an object schema).
     pub input_schema: Value,
+}
+
+/// Why a call was abandoned before its answer; the server is told
+/// (`notifications/cancelled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The user pressed Ctrl-C.
+    Interrupted,
+    /// `tool_timeout_sec` passed.
+    TimedOut,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Called {
+    /// The server answered (the JSON of MCP's `CallToolResult`) or the request failed.
+    Answer(Result<Value, RequestError>),
+    /// Abandoned, and the cancellation was sent.
+    Stopped(Stop),
 }
 
 /// Why a request failed.
@@ -144,17 +166,55 @@ impl Connection {
 }
 
 impl Caller {
-    /// Calls `tool` (the server's own name) with `args`; the answer is the JSON of MCP's
-    /// `CallToolResult`. Dropping the future before it resolves cancels the call on the
-    /// server (`notifications/cancelled`).
-    ///
-    /// # Errors
-    /// A [`RequestError`].
-    pub async fn call(&self, tool: &str, args: Args) -> Result<Value, RequestError> {
+    /// Calls `tool` (the server's own name) with `args` until the server answers or `stop`
+    /// resolves; then `notifications/cancelled` is sent, and awaited, before this returns (so
+    /// it reaches the server even when the agent exits right after).
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Args,
+        stop: impl std::future::Future<Output = Stop>,
+    ) -> Called {
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        let result = self.peer.call_tool(params).await.map_err(request_error)?;
-        serde_json::to_value(&result)
-            .map_err(|e| RequestError::Server(format!("unreadable result: {e}")))
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let sent = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let mut handle = match sent {
+            Ok(handle) => handle,
+            Err(error) => return Called::Answer(Err(request_error(error))),
+        };
+        tokio::select! {
+            answer = &mut handle.rx => Called::Answer(match answer {
+                Ok(Ok(result)) => call_result(&result),
+                Ok(Err(error)) => Err(request_error(error)),
+                Err(_) => Err(RequestError::Closed("the connection closed".into())),
+            }),
+            stop = stop => {
+                let reason = match stop {
+                    Stop::Interrupted => "interrupted by the user",
+                    Stop::TimedOut => "timed out",
+                };
+                let _ = handle.cancel(Some(reason.to_string())).await;
+                Called::Stopped(stop)
+            }
+        }
+    }
+}
+
+/// The JSON of a `tools/call` answer (an empty result reads as a result without content).
+fn call_result(result: &ServerResult) -> Result<Value, RequestError> {
+    match result {
+        ServerResult::InputRequiredResult(_) => Err(RequestError::Server(
+            "the server asked for more input (MCP input_required), which agent does not support"
+                .into(),
+        )),
+        ServerResult::CreateTaskResult(_) => Err(RequestError::Server(
+            "the server started a task (MCP tasks), which agent does not support".into(),
+        )),
+        other => serde_json::to_value(other)
+            .map_err(|e| RequestError::Server(format!("unreadable result: {e}"))),
     }
 }
 

@@ -8,15 +8,15 @@
 //!   (within `startup_timeout_sec`) and goes on if that worked, else the server is `failed`;
 //! - `disabled` (`enabled = false`): listed, never started.
 //!
-//! A call races the answer against Ctrl-C and `tool_timeout_sec`; the loser's future is
-//! dropped, which sends `notifications/cancelled` for the request. Every change worth telling
+//! A call races the answer against Ctrl-C and `tool_timeout_sec`; an abandoned call is
+//! cancelled on the server (`notifications/cancelled`). Every change worth telling
 //! the user is queued as a [`Report`], shown by the face at a moment that does not disturb
 //! the prompt.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use super::connection::{Caller, Connection, RemoteTool, RequestError};
+use super::connection::{Called, Caller, Connection, RemoteTool, RequestError, Stop};
 use super::content::{self, Rendered};
 use super::process::{ServerProcess, Spawner};
 use super::settings::{ServerSettings, Transport};
@@ -321,14 +321,20 @@ impl Server {
             () = cancel.cancelled() => return Err(interrupted()),
         };
         let timeout = self.settings.tool_timeout;
-        tokio::select! {
-            result = caller.call(tool, args) => match result {
-                Ok(json) => Ok(content::render(&json)),
-                Err(RequestError::Server(message)) => Err(ToolError::new("MCP error", message)),
-                Err(RequestError::Closed(message)) => Err(self.stopped(message).await),
-            },
-            () = cancel.cancelled() => Err(interrupted()),
-            () = tokio::time::sleep(timeout) => Err(ToolError::new(
+        let stop = async {
+            tokio::select! {
+                () = cancel.cancelled() => Stop::Interrupted,
+                () = tokio::time::sleep(timeout) => Stop::TimedOut,
+            }
+        };
+        match caller.call(tool, args, stop).await {
+            Called::Answer(Ok(json)) => Ok(content::render(&json)),
+            Called::Answer(Err(RequestError::Server(message))) => {
+                Err(ToolError::new("MCP error", message))
+            }
+            Called::Answer(Err(RequestError::Closed(message))) => Err(self.stopped(message).await),
+            Called::Stopped(Stop::Interrupted) => Err(interrupted()),
+            Called::Stopped(Stop::TimedOut) => Err(ToolError::new(
                 "timeout",
                 format!(
                     "no answer from MCP server `{}` within {} s (tool_timeout_sec); the call \

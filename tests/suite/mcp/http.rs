@@ -103,9 +103,13 @@ fn a_call_past_tool_timeout_is_cancelled_on_the_http_server() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for(&marks.join("cancelled-slow"), Duration::from_secs(30));
+    wait_for(&marks.join("cancel-reason"), Duration::from_secs(30));
     let _ = agent.kill();
     let _ = agent.wait();
+    assert_eq!(
+        std::fs::read_to_string(marks.join("cancel-reason")).unwrap(),
+        "timed out"
+    );
 }
 
 #[test]
