@@ -53,6 +53,9 @@ pub struct McpServers {
     servers: Vec<Arc<Server>>,
     /// How many servers are still starting.
     starting: tokio::sync::watch::Receiver<usize>,
+    /// The start-up tasks, stopped by [`McpServers::shutdown`] (the session may end while a
+    /// server is still starting).
+    starts: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl McpServers {
@@ -83,14 +86,21 @@ impl McpServers {
             .collect();
         let (left, starting) = tokio::sync::watch::channel(enabled.len());
         let left = Arc::new(left);
-        for server in enabled {
-            let left = Arc::clone(&left);
-            tokio::spawn(async move {
-                server.start().await;
-                left.send_modify(|n| *n = n.saturating_sub(1));
-            });
-        }
-        Ok(Some(Arc::new(Self { servers, starting })))
+        let starts = enabled
+            .into_iter()
+            .map(|server| {
+                let left = Arc::clone(&left);
+                tokio::spawn(async move {
+                    server.start().await;
+                    left.send_modify(|n| *n = n.saturating_sub(1));
+                })
+            })
+            .collect();
+        Ok(Some(Arc::new(Self {
+            servers,
+            starting,
+            starts: std::sync::Mutex::new(starts),
+        })))
     }
 
     /// Waits until every enabled server is ready or has failed (each within its
@@ -169,9 +179,17 @@ impl McpServers {
         text
     }
 
-    /// Stops every server: stdin closed, then SIGTERM and SIGKILL to what is left; HTTP
-    /// sessions are ended.
+    /// Stops every server: one still starting stops starting; then stdin is closed, and
+    /// SIGTERM and SIGKILL go to what is left; HTTP sessions are ended.
     pub async fn shutdown(&self) {
+        let starts = match self.starts.lock() {
+            Ok(mut starts) => std::mem::take(&mut *starts),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        for start in starts {
+            start.abort();
+            let _ = start.await;
+        }
         let stops = self.servers.iter().map(|s| s.shutdown());
         futures_util::future::join_all(stops).await;
     }

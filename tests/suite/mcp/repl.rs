@@ -132,3 +132,36 @@ fn the_prompt_comes_at_once_and_tools_join_when_the_server_is_ready() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn leaving_while_a_server_starts_does_not_wait_for_it() {
+    let server = MockServer::start(Vec::new());
+    let env = TestEnv::with_server(&server);
+    let marks = marks(&env);
+    env.config(&stdio_server(
+        "test",
+        &marks,
+        &["--slow-start", "60"],
+        "startup_timeout_sec = 120",
+    ));
+    let mut session = spawn(&env, &server);
+    expect(&mut session, "›", WAIT).unwrap();
+    wait_for(&marks.join("pid"), WAIT);
+    let server_pid = pid_in(&marks.join("pid"));
+    let asked = Instant::now();
+    session.send([4u8]).unwrap();
+    session.set_expect_timeout(Some(WAIT));
+    let _ = session.expect(expectrl::Eof);
+    while alive(server_pid) {
+        assert!(
+            asked.elapsed() < WAIT,
+            "the starting server outlived the REPL"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "exit waited {:?} for a server still starting",
+        asked.elapsed()
+    );
+}
