@@ -18,6 +18,8 @@ pub mod context;
 pub mod doctor;
 pub mod exit;
 pub mod governance;
+pub mod mcp;
+pub mod mcp_list;
 pub mod model;
 pub mod oneshot;
 pub mod permissions;

@@ -29,6 +29,13 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     if args.get(1).is_some_and(|arg| arg == sandbox::helper::NAME) {
         return helper_exit(sandbox::helper::main(&args[2..]));
     }
+    // The guard of a stdio MCP server, likewise.
+    if args
+        .get(1)
+        .is_some_and(|arg| arg == crate::mcp::guard::NAME)
+    {
+        return helper_exit(crate::mcp::guard::main(&args[2..]));
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
@@ -46,6 +53,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Some(Command::Trust) => crate::config::trust::run(&cli.run),
         Some(Command::Sessions) => sessions(&cli.run),
         Some(Command::Doctor) => crate::doctor::run(&cli.run),
+        Some(Command::Mcp { command }) => crate::mcp_list::run(command, &cli.run),
         Some(Command::Completions { shell }) => completions(shell),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
@@ -189,15 +197,26 @@ fn session(args: &RunArgs) -> Exit {
             Ok(agent) => agent,
             Err(exit) => return exit,
         };
-        match mode {
+        let exit = match mode {
             Mode::Interactive => {
                 let history = agent.config().agent_home.join("history");
                 crate::repl::run(&mut agent, &history).await
             }
             Mode::OneShot(task) => {
-                crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await
+                // The tools a script relies on are there for its first request.
+                if let Some(mcp) = agent.mcp() {
+                    mcp.wait_started().await;
+                }
+                agent.report_mcp();
+                let exit = crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await;
+                agent.report_mcp();
+                exit
             }
+        };
+        if let Some(mcp) = agent.mcp() {
+            mcp.shutdown().await;
         }
+        exit
     });
     crate::cancel::exit_if_terminated();
     exit
@@ -271,6 +290,7 @@ fn build_agent(
         fail(&error.to_string());
         Exit::Usage
     })?;
+    let mcp = start_mcp(&config, &sink)?;
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
@@ -283,6 +303,9 @@ fn build_agent(
     });
     agent.set_memory(memory);
     agent.set_governor(governor);
+    if let Some(mcp) = mcp {
+        agent.set_mcp(mcp);
+    }
     let resumed = resume_requested(&mut agent)?;
     sink.emit(AgentEvent::SessionStarted {
         session_id: agent.session_id(),
@@ -300,6 +323,23 @@ fn build_agent(
         });
     }
     Ok(agent)
+}
+
+/// Starts the configured MCP servers in the background (issue 17); `None` without any.
+fn start_mcp(
+    config: &Config,
+    sink: &Arc<dyn EventSink>,
+) -> Result<Option<Arc<crate::mcp::McpServers>>, Exit> {
+    let settings = crate::mcp::settings::resolve(config);
+    for message in &settings.warnings {
+        sink.emit(AgentEvent::Warning {
+            message: message.clone(),
+        });
+    }
+    crate::mcp::McpServers::start(&settings).map_err(|error| {
+        fail(&error);
+        Exit::Failure
+    })
 }
 
 /// AGENTS.md, skills and todos (§8), and the tools: the built-ins plus `read_skill`,

@@ -76,6 +76,9 @@ pub struct Agent {
     coach: Arc<CoachSwitch>,
     /// Identical calls in a row before the repeated-call guard speaks up.
     repeat_limit: Option<u32>,
+    /// The session's MCP servers, when any are configured (their tools reach the model
+    /// through the registry).
+    mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 impl Agent {
@@ -118,6 +121,34 @@ impl Agent {
             governance: None,
             coach,
             repeat_limit: parts.loop_settings.repeat_limit,
+            mcp: None,
+        }
+    }
+
+    /// Offers the tools of `servers` from the first request after each is ready.
+    pub fn set_mcp(&mut self, servers: Arc<crate::mcp::McpServers>) {
+        self.registry.add_source(Arc::clone(&servers) as _);
+        self.mcp = Some(servers);
+    }
+
+    /// The session's MCP servers, when any are configured.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpServers>> {
+        self.mcp.as_ref()
+    }
+
+    /// Tells the user what happened to the MCP servers since the last time (ready as a
+    /// notice, failures as warnings).
+    pub fn report_mcp(&self) {
+        for report in self.mcp.iter().flat_map(|m| m.take_reports()) {
+            self.sink.emit(if report.warning {
+                AgentEvent::Warning {
+                    message: report.message,
+                }
+            } else {
+                AgentEvent::Notice {
+                    message: report.message,
+                }
+            });
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod envfile;
 pub mod file;
+pub mod mcp_servers;
 pub mod trust;
 
 use std::collections::BTreeMap;

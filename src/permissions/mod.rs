@@ -28,6 +28,7 @@
 //!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
+mod by_name;
 pub mod check;
 pub mod decision;
 pub mod defaults;
@@ -58,6 +59,8 @@ pub struct PermissionEngine {
     session_commands: Vec<String>,
     /// `(tool, path)` pairs approved with `a` at the prompt.
     session_paths: Vec<(String, String)>,
+    /// Tools rated by name (MCP tools) approved with `a` at the prompt.
+    session_tools: Vec<String>,
     /// Problems found while compiling rules (invalid globs).
     warnings: Vec<String>,
     /// Deny file rules with the literal start and end a matching path must have.
@@ -154,6 +157,7 @@ impl PermissionEngine {
             paths,
             session_commands: Vec::new(),
             session_paths: Vec::new(),
+            session_tools: Vec::new(),
             warnings,
             denies,
             secret_roots,

@@ -46,6 +46,10 @@ pub enum Access {
     Read(PathBuf),
     /// Creates or changes this resolved path.
     Write(PathBuf),
+    /// Does something the agent cannot inspect (a tool of an MCP server), described by this
+    /// text: the arguments as compact JSON. Rated by the rules naming the tool; `ask` when
+    /// none matches.
+    Opaque(String),
 }
 
 /// Everything a tool may use while it runs.
@@ -119,6 +123,15 @@ impl ToolError {
 pub trait Tool: Send + Sync {
     /// Name, description and argument schema, as offered to the model.
     fn spec(&self) -> &ToolSpec;
+
+    /// Checks the arguments against the tool's schema (§4.2 step 3), applying the lenient
+    /// coercions; the default is our schema subset ([`schema::validate`]).
+    ///
+    /// # Errors
+    /// Which field is wrong and what was expected, for `Error: wrong arguments for ...`.
+    fn validate(&self, args: Args) -> Result<Args, String> {
+        schema::validate(args, &self.spec().parameters)
+    }
 
     /// What the call will touch. Called after schema validation, before permissions.
     ///

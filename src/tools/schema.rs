@@ -122,7 +122,9 @@ fn check_object(
     Ok(out)
 }
 
-fn coerce(value: Value, kind: &str) -> Value {
+/// Applies the coercion a model commonly needs for a value whose schema `type` is `kind`
+/// (`"60"` → 60 for `integer`, ...); anything else is returned as it is.
+pub(crate) fn coerce(value: Value, kind: &str) -> Value {
     match (kind, value) {
         ("integer", Value::String(s)) => match s.trim().parse::<i64>() {
             Ok(n) => Value::from(n),
