@@ -167,6 +167,12 @@ pub(crate) enum Command {
     Sessions,
     /// Trust this workspace: its .agents/config.toml may then add allow rules.
     Trust,
+    /// MCP servers: `agent mcp list` starts each configured server and shows its state and
+    /// tools.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Print shell completions, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -175,6 +181,13 @@ pub(crate) enum Command {
     /// Internal: apply the sandbox, then exec the command (used by the bash tool).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(SandboxHelperArgs),
+}
+
+/// `agent mcp` subcommands.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start every configured MCP server, list its state and tools, then stop it.
+    List,
 }
 
 /// `agent check` arguments.

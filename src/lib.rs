@@ -17,10 +17,10 @@ mod clock;
 mod commands;
 pub mod config;
 pub mod context;
-
 pub mod events;
 mod exit;
 pub mod governance;
+mod mcp;
 pub mod model;
 mod oneshot;
 pub mod permissions;

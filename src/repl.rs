@@ -37,6 +37,7 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/model", "[NAME] show the model, or switch to NAME"),
     ("/sessions", "list saved sessions of this workspace"),
     ("/resume", "[ID] continue a saved session"),
+    ("/mcp", "list MCP servers, their state and their tools"),
 ];
 
 /// A parsed line of input.
@@ -55,6 +56,7 @@ pub(crate) enum Input {
     Resume(Option<String>),
     /// `/model` (show) or `/model NAME` (switch).
     Model(Option<String>),
+    Mcp,
     Unknown(String),
     /// A known command with an argument it cannot take: the message saying so.
     BadArgument(String),
@@ -90,6 +92,7 @@ impl Input {
             "/sessions" => Self::Sessions,
             "/resume" => Self::Resume(argument),
             "/model" => Self::Model(argument),
+            "/mcp" => Self::Mcp,
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -149,8 +152,21 @@ pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
     agent.sink().emit(AgentEvent::Notice {
         message: "/help lists commands · Tab completes · Ctrl-C interrupts · Ctrl-D exits".into(),
     });
+    if let Some(names) = agent
+        .mcp()
+        .map(|m| m.starting_names())
+        .filter(|n| !n.is_empty())
+    {
+        agent.sink().emit(AgentEvent::Notice {
+            message: format!(
+                "MCP servers starting: {}; their tools join when ready (/mcp shows them)",
+                names.join(", ")
+            ),
+        });
+    }
     let mut interrupts = 0;
     loop {
+        agent.report_mcp();
         let line = tokio::task::block_in_place(|| editor.readline(input::PROMPT));
         let line = match line {
             Ok(line) => {
@@ -196,6 +212,7 @@ pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
             },
             Input::Budget => crate::outln!("{}", agent.governor().budget_line()),
             Input::Model(name) => model_command(agent, name),
+            Input::Mcp => mcp_command(agent),
             Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
                 message: unknown_command(&name),
             }),
@@ -243,6 +260,18 @@ fn editor(
         EventHandler::Conditional(Box::new(ClearOrInterrupt)),
     );
     Ok(editor)
+}
+
+/// `/mcp`: the MCP servers, their state and their tools.
+fn mcp_command(agent: &Agent) {
+    agent.report_mcp();
+    match agent.mcp() {
+        Some(mcp) => crate::out!("{}", mcp.listing()),
+        None => crate::outln!(
+            "no MCP servers configured; add [mcp_servers.NAME] to {}",
+            agent.paths().user_file().display()
+        ),
+    }
 }
 
 /// `/model`: shows the model, or switches to `name` for the following requests.
@@ -329,6 +358,7 @@ mod tests {
         assert_eq!(Input::parse("/role"), Input::Role(None));
         assert_eq!(Input::parse("/role  ops "), Input::Role(Some("ops".into())));
         assert_eq!(Input::parse("/budget"), Input::Budget);
+        assert_eq!(Input::parse("/mcp"), Input::Mcp);
         assert_eq!(Input::parse("fix it"), Input::Task("fix it".into()));
         assert_eq!(Input::parse("   "), Input::Empty);
         assert_eq!(Input::parse("/resume"), Input::Resume(None));

@@ -34,6 +34,20 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     if args.get(1).is_some_and(|arg| arg == sandbox::helper::NAME) {
         return helper_exit(sandbox::helper::main(&args[2..]));
     }
+    // The guard of a stdio MCP server, likewise.
+    if args
+        .get(1)
+        .is_some_and(|arg| arg == crate::mcp::guard::NAME)
+    {
+        return guard_exit(crate::mcp::guard::main(&args[2..]));
+    }
+    // The guard of a stdio MCP server, likewise.
+    if args
+        .get(1)
+        .is_some_and(|arg| arg == crate::mcp::guard::NAME)
+    {
+        return guard_exit(crate::mcp::guard::main(&args[2..]));
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
@@ -51,6 +65,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Some(Command::Trust) => commands::trust::run(&cli.run),
         Some(Command::Sessions) => commands::sessions::run(&cli.run),
         Some(Command::Doctor) => commands::doctor::run(&cli.run),
+        Some(Command::Mcp { command }) => commands::mcp::run(command, &cli.run),
         Some(Command::Completions { shell }) => commands::completions::run(shell),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
@@ -71,6 +86,18 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 fn helper_exit(error: sandbox::helper::HelperError) -> ExitCode {
     crate::errln!("{error}");
     ExitCode::from(u8::try_from(error.code).unwrap_or(1))
+}
+
+/// The MCP guard's exit: the server's status, or why it could not start the server.
+fn guard_exit(result: Result<i32, crate::mcp::guard::GuardError>) -> ExitCode {
+    let code = match result {
+        Ok(code) => code,
+        Err(error) => {
+            crate::errln!("{error}");
+            error.code()
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// How the task arrives.
@@ -141,12 +168,23 @@ fn session(args: &RunArgs) -> commands::Outcome {
         };
         let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
         let mut agent = build_agent(settings, Arc::clone(&sink), approver)?;
-        Ok(match mode {
+        let exit = match mode {
             Mode::Interactive => crate::repl::run(&mut agent, &ui).await,
             Mode::OneShot(task) => {
-                crate::oneshot::run(&mut agent, &task, !stdout_tty && !ui.json).await
+                // The tools a script relies on are there for its first request.
+                if let Some(mcp) = agent.mcp() {
+                    mcp.wait_started().await;
+                }
+                agent.report_mcp();
+                let exit = crate::oneshot::run(&mut agent, &task, !stdout_tty && !ui.json).await;
+                agent.report_mcp();
+                exit
             }
-        })
+        };
+        if let Some(mcp) = agent.mcp() {
+            mcp.shutdown().await;
+        }
+        Ok(exit)
     });
     crate::cancel::exit_if_terminated();
     outcome
@@ -201,6 +239,9 @@ fn build_agent(
     let registry = crate::agent::memory::session_tools(&memory);
     let sandbox = sandbox::settings::resolve(&settings.sandbox)?;
     let banner = sandbox::settings::banner(&sandbox.exec);
+    warn(settings.mcp.warnings.clone());
+    let mcp =
+        crate::mcp::McpServers::start(&settings.mcp).map_err(|e| Error::Failed(e.to_string()))?;
     let mut agent = Agent::new(AgentParts {
         paths: settings.paths,
         client,
@@ -214,6 +255,9 @@ fn build_agent(
     });
     agent.set_memory(memory);
     agent.set_governor(governance.governor);
+    if let Some(mcp) = mcp {
+        agent.set_mcp(mcp);
+    }
     let resumed = match settings.resume {
         Some(id) => Some(agent.resume(Some(id.as_str()).filter(|id| !id.is_empty()))?),
         None => None,

@@ -77,6 +77,9 @@ pub struct Agent {
     /// Whether the coach for weak models is on (shared with subagents).
     coach: Arc<CoachSwitch>,
     settings: LoopSettings,
+    /// The session's MCP servers, when any are configured (their tools reach the model
+    /// through the registry).
+    mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 impl Agent {
@@ -119,6 +122,34 @@ impl Agent {
             },
             coach,
             settings: parts.loop_settings,
+            mcp: None,
+        }
+    }
+
+    /// Offers the tools of `servers` from the first request after each is ready.
+    pub(crate) fn set_mcp(&mut self, servers: Arc<crate::mcp::McpServers>) {
+        self.tools.registry.add_source(Arc::clone(&servers) as _);
+        self.mcp = Some(servers);
+    }
+
+    /// The session's MCP servers, when any are configured.
+    pub(crate) fn mcp(&self) -> Option<&Arc<crate::mcp::McpServers>> {
+        self.mcp.as_ref()
+    }
+
+    /// Tells the user what happened to the MCP servers since the last time (ready as a
+    /// notice, failures as warnings).
+    pub(crate) fn report_mcp(&self) {
+        for report in self.mcp.iter().flat_map(|m| m.take_reports()) {
+            self.sink.emit(if report.warning {
+                AgentEvent::Warning {
+                    message: report.message,
+                }
+            } else {
+                AgentEvent::Notice {
+                    message: report.message,
+                }
+            });
         }
     }
 

@@ -8,7 +8,8 @@
 //! 3. streaming: a one-word question streams an answer (reports chunks, time to first text,
 //!    usage and cached tokens; a server that rejects streaming is a `warn`);
 //! 4. tool calling: a tiny probe tool is offered and must be called, natively or as text the
-//!    agent reads (`text_tool_calls = "auto"`).
+//!    agent reads (`text_tool_calls = "auto"`);
+//! 5. every configured MCP server starts and lists its tools (`warn` for a disabled one).
 //!
 //! Every request is made once (no retries), so a failure shows at once. Exit status: 0 when no
 //! check failed, 1 when one did, 2 for a configuration error. The API key is never printed;
@@ -22,7 +23,7 @@ use serde_json::json;
 use super::Outcome;
 use crate::agent::CoachSwitch;
 use crate::cli::RunArgs;
-use crate::config::LoopSettings;
+use crate::config::{LoopSettings, McpSettings};
 use crate::exit::{Error, Exit};
 use crate::model::models::{self, ModelList};
 use crate::model::{
@@ -82,6 +83,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     );
     crate::outln!("      {}", settings_line(&settings));
     let loop_settings = LoopSettings::resolve(&sources)?;
+    let mcp = McpSettings::resolve(&sources);
     let coach = CoachSwitch::new(loop_settings.coach, &endpoint.model).status();
     crate::outln!("      {}", coach.line());
     let probe_settings = ProviderSettings {
@@ -100,6 +102,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             check_streaming(&client, &mut report).await;
             check_tools(&client, settings.text_tool_calls, &mut report).await;
         }
+        check_mcp_servers(&mcp, &mut report).await;
     });
     Ok(match report.failures {
         0 => {
@@ -115,6 +118,48 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             Exit::Failure
         }
     })
+}
+
+/// 5. Each configured MCP server (issue 17): started as a session would, one line each
+///    (`ok` ready with its tools, `FAIL` with the reason, `warn` when disabled).
+async fn check_mcp_servers(settings: &McpSettings, report: &mut Report) {
+    for warning in &settings.warnings {
+        report.line(Verdict::Warn, warning);
+    }
+    let servers = match crate::mcp::McpServers::start(settings) {
+        Ok(Some(servers)) => servers,
+        Ok(None) => return,
+        Err(error) => {
+            report.line(Verdict::Fail, &error.to_string());
+            return;
+        }
+    };
+    servers.wait_started().await;
+    for server in servers.summaries() {
+        let name = &server.name;
+        match server.state {
+            crate::mcp::State::Ready => report.line(
+                Verdict::Ok,
+                &format!(
+                    "mcp server `{name}`: ready, {} tool(s) ({})",
+                    server.tools, server.transport
+                ),
+            ),
+            crate::mcp::State::Disabled => report.line(
+                Verdict::Warn,
+                &format!("mcp server `{name}`: disabled (enabled = false)"),
+            ),
+            crate::mcp::State::Failed(reason) | crate::mcp::State::Stopped(reason) => report.line(
+                Verdict::Fail,
+                &format!("mcp server `{name}`: {reason} ({})", server.transport),
+            ),
+            crate::mcp::State::Starting => report.line(
+                Verdict::Fail,
+                &format!("mcp server `{name}`: still starting"),
+            ),
+        }
+    }
+    servers.shutdown().await;
 }
 
 /// One line summing up the settings in effect.

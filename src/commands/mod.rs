@@ -5,7 +5,9 @@
 //! | subcommand | module | reads |
 //! |---|---|---|
 //! | `agent check CMD` | [`check`] | paths, permission rules |
-//! | `agent doctor` | [`doctor`] | endpoint, `[provider]`, `[model]` |
+//! | `agent doctor` | [`doctor`] | endpoint, `[provider]`, `[model]`, MCP servers |
+//! | `agent mcp list` | [`mcp`] | MCP servers |
+//! | `agent mcp list` | [`mcp`] | MCP servers |
 //! | `agent sessions` | [`sessions`] | paths |
 //! | `agent trust` | [`trust`] | paths, the project's rules |
 //! | `agent completions SHELL` | [`completions`] | nothing |
@@ -13,6 +15,7 @@
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod doctor;
+pub(crate) mod mcp;
 pub(crate) mod sessions;
 pub(crate) mod trust;
 

@@ -34,6 +34,9 @@ pub struct FileConfig {
     pub(crate) budget: BudgetSection,
     #[serde(default)]
     pub(crate) model: ModelSection,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools are offered (issue 17).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, super::mcp_servers::McpServerSpec>,
 }
 
 /// `[model]`: how the loop treats the model (SPEC §3.5).
@@ -60,10 +63,12 @@ pub struct PermissionsSection {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleSpec {
-    /// `bash`, `read_file`, `write_file`, `str_replace`, or `*`.
-    pub(crate) tool: String,
+    /// `bash`, `read_file`, `write_file`, `str_replace`, `*`, or MCP tools by name with `*`
+    /// globs (`mcp__github__*`).
+    pub tool: String,
     /// For `bash`, a glob over the normalized simple command (`*` any text); for file tools,
-    /// a path glob (`**` allowed, `~/` expanded).
+    /// a path glob (`**` allowed, `~/` expanded); for MCP tools, a glob over the call's
+    /// arguments as compact JSON (`*` for every call).
     pub(crate) pattern: String,
     pub(crate) action: ActionSpec,
 }
@@ -191,22 +196,21 @@ impl FileConfig {
         })?;
         config.check_rule_tools(path)?;
         config.check_prices(path)?;
+        super::mcp_servers::check(&config.mcp_servers, path)?;
         Ok(config)
     }
 
     /// A rule for a tool no rule can rate (`tool = "Bash"`, `"rm"`) would be silently dead,
     /// and a dead `deny` is a hole: it is an error naming the value and the file.
     fn check_rule_tools(&self, path: &Path) -> Result<(), ConfigError> {
-        match self
-            .permissions
-            .rules
-            .iter()
-            .find(|rule| !RULE_TOOLS.contains(&rule.tool.as_str()))
-        {
+        match self.permissions.rules.iter().find(|rule| {
+            !RULE_TOOLS.contains(&rule.tool.as_str()) && !rule.tool.starts_with(MCP_RULE_PREFIX)
+        }) {
             Some(rule) => Err(ConfigError::Toml {
                 path: path.to_path_buf(),
                 message: format!(
-                    "[[permissions.rules]] tool = `{}` is not a tool rules apply to; use one of {}",
+                    "[[permissions.rules]] tool = `{}` is not a tool rules apply to; use one of {}, \
+                     or the name of an MCP tool (`mcp__SERVER__TOOL`, `*` allowed)",
                     rule.tool,
                     RULE_TOOLS.join(", ")
                 ),
@@ -241,6 +245,10 @@ impl FileConfig {
 
 /// The `tool` values of `[[permissions.rules]]` (SPEC §5.1).
 pub(crate) const RULE_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "str_replace", "*"];
+
+/// How the `tool` of a rule for MCP tools starts: such rules name tools by glob
+/// (`mcp__github__*`) and their `pattern` matches the call's arguments (issue 17).
+pub(crate) const MCP_RULE_PREFIX: &str = "mcp__";
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,8 @@
 //! - [`Settings`]: resolved by [`Settings::resolve`], one typed part per layer:
 //!   [`ProviderSettings`] (model client), [`PermissionSettings`] (rule engine),
 //!   [`SandboxSettings`] (sandbox), [`ContextSettings`] (context manager),
-//!   [`GovernanceSettings`] (roles and budgets), [`LoopSettings`] (the loop), [`UiSettings`]
-//!   (the face), and the [`Paths`] of the run. A subcommand resolves only the parts it needs
+//!   [`GovernanceSettings`] (roles and budgets), [`LoopSettings`] (the loop),
+//!   [`McpSettings`] (MCP servers), [`UiSettings`] (the face), and the [`Paths`] of the run. A subcommand resolves only the parts it needs
 //!   (`agent check` works without an endpoint).
 //!
 //! Precedence: flags > process environment > `$AGENT_HOME/env` for the endpoint; flags >
@@ -28,6 +28,8 @@ pub(crate) mod envfile;
 pub(crate) mod file;
 pub(crate) mod governance;
 pub(crate) mod loop_settings;
+pub(crate) mod mcp;
+pub(crate) mod mcp_servers;
 pub(crate) mod paths;
 pub(crate) mod permissions;
 pub(crate) mod provider;
@@ -44,6 +46,7 @@ pub use endpoint::{Endpoint, EndpointSettings};
 pub use file::FileConfig;
 pub use governance::GovernanceSettings;
 pub use loop_settings::{CoachSetting, DEFAULT_MAX_TURNS, LoopSettings};
+pub(crate) use mcp::McpSettings;
 pub use paths::{Paths, project_file, user_file};
 pub use permissions::PermissionSettings;
 pub use provider::ProviderSettings;

@@ -5,8 +5,8 @@
 
 use super::endpoint::Endpoint;
 use super::{
-    ConfigError, ContextSettings, GovernanceSettings, LoopSettings, Paths, PermissionSettings,
-    ProviderSettings, SandboxSettings, Sources, UiSettings,
+    ConfigError, ContextSettings, GovernanceSettings, LoopSettings, McpSettings, Paths,
+    PermissionSettings, ProviderSettings, SandboxSettings, Sources, UiSettings,
 };
 
 /// The resolved settings of one session.
@@ -27,6 +27,8 @@ pub struct Settings {
     pub(crate) sandbox: SandboxSettings,
     /// Coach, repeated-call guard and `--max-turns`: for the loop.
     pub loop_settings: LoopSettings,
+    /// The MCP servers to start (project servers only in a trusted workspace).
+    pub(crate) mcp: McpSettings,
     /// `--json`, `--yes`, colours, history file: for the face.
     pub(crate) ui: UiSettings,
     /// `--resume [ID]`: `Some("")` for the newest session of the workspace.
@@ -37,7 +39,7 @@ pub struct Settings {
 
 impl Settings {
     /// Resolves every part, in this order: endpoint, provider, permissions, governance,
-    /// context, sandbox, loop, UI.
+    /// context, sandbox, loop, MCP servers, UI.
     ///
     /// # Errors
     /// The first [`ConfigError`]: a missing or bad endpoint, a bad value in a config file.
@@ -58,6 +60,7 @@ impl Settings {
             context,
             sandbox,
             loop_settings,
+            mcp: McpSettings::resolve(sources),
             ui: UiSettings::resolve(sources),
             resume: sources.flags.resume.clone(),
             warnings: sources.ignored_in_project(),

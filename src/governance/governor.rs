@@ -135,7 +135,8 @@ impl Governor {
     /// so a call to one gets the policy's answer).
     pub fn hide_denied(&self, registry: &mut Registry) {
         let role = self.role();
-        registry.set_hidden(|name| !self.permits(&role, name));
+        let limits = role.limits.under(&self.settings);
+        registry.set_hidden(move |name| !role.allows_tool_under(name, &limits));
     }
 
     /// Makes `name` the active role; spending is kept (§9.2). Emits `RoleChanged`, and budget

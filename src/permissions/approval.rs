@@ -6,7 +6,7 @@ use super::decision::Evaluation;
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
     /// Tool name.
-    pub(crate) tool: String,
+    pub tool: String,
     /// The command or path, exactly as it will be used.
     pub subject: String,
     pub(crate) evaluation: Evaluation,

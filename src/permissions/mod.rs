@@ -28,6 +28,7 @@
 //!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
+mod by_name;
 pub(crate) mod decision;
 pub(crate) mod defaults;
 pub(crate) mod paths;
@@ -57,6 +58,8 @@ pub struct PermissionEngine {
     session_commands: Vec<String>,
     /// `(tool, path)` pairs approved with `a` at the prompt.
     session_paths: Vec<(String, String)>,
+    /// Tools rated by name (MCP tools) approved with `a` at the prompt.
+    session_tools: Vec<String>,
     /// Problems found while compiling rules (invalid globs).
     warnings: Vec<String>,
     /// Deny file rules with the literal start and end a matching path must have.
@@ -153,6 +156,7 @@ impl PermissionEngine {
             paths,
             session_commands: Vec::new(),
             session_paths: Vec::new(),
+            session_tools: Vec::new(),
             warnings,
             denies,
             secret_roots,

@@ -83,7 +83,8 @@ impl Compiled {
         paths: &PathContext,
     ) -> (Self, Option<String>) {
         let command = rule.pattern.split('*').map(str::to_string).collect();
-        let (path, warning) = if rule.tool == "bash" {
+        let by_name = rule.tool.starts_with(crate::config::file::MCP_RULE_PREFIX);
+        let (path, warning) = if rule.tool == "bash" || by_name {
             (PathPattern::Never, None)
         } else {
             compile_path(&rule.pattern, paths)
@@ -193,7 +194,7 @@ impl Compiled {
 }
 
 /// `*` matches any text; the pieces between stars match literally.
-fn glob_text(pieces: &[String], text: &str) -> bool {
+pub(super) fn glob_text(pieces: &[String], text: &str) -> bool {
     if let [only] = pieces {
         return only == text;
     }

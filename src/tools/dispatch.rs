@@ -15,7 +15,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use super::policy::Policy;
-use super::{Access, Args, Registry, ToolContext, ToolDisplay, schema};
+use super::{Access, Args, Registry, ToolContext, ToolDisplay};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision, PermissionEngine};
@@ -114,7 +114,7 @@ impl Dispatcher<'_> {
             Ok(args) => args,
             Err(error) => return DispatchOutcome::error(invalid_json(&error.to_string())),
         };
-        let args = match schema::validate(args, &tool.spec().parameters) {
+        let args = match tool.validate(args) {
             Ok(args) => args,
             Err(message) => {
                 return DispatchOutcome::error(format!(
@@ -193,6 +193,7 @@ impl Dispatcher<'_> {
                     path.display().to_string(),
                     engine.check_file(tool_name, path, true),
                 ),
+                Access::Opaque(text) => (shown(text), engine.check_tool(tool_name, text)),
             }
         };
         match evaluation.decision {
@@ -207,15 +208,19 @@ impl Dispatcher<'_> {
                     subject,
                     evaluation,
                 };
-                self.ask(request, ctx.cancel)
+                let by_name = matches!(access, Access::Opaque(_));
+                self.ask(request, ctx.cancel, by_name)
             }
         }
     }
 
+    /// Puts `request` to the approver; `by_name` (an [`Access::Opaque`] call) makes `a`
+    /// allow the tool for the session rather than one command or path.
     fn ask(
         &self,
         request: ApprovalRequest,
         cancel: &crate::cancel::CancelToken,
+        by_name: bool,
     ) -> Result<Decision, DispatchOutcome> {
         let declined = |text: String| Err(DispatchOutcome::denied(text));
         match self.approver.ask(&request) {
@@ -233,6 +238,8 @@ impl Dispatcher<'_> {
                 {
                     if request.tool == "bash" {
                         engine.allow_for_session(&part.command);
+                    } else if by_name {
+                        engine.allow_tool_for_session(&request.tool);
                     } else {
                         engine.allow_file_for_session(&request.tool, &part.command);
                     }
@@ -258,6 +265,21 @@ impl Dispatcher<'_> {
                 request.evaluation.summary()
             )),
         }
+    }
+}
+
+/// Longest subject shown at the approval prompt for an [`Access::Opaque`] call, in
+/// characters (the rules match the whole text).
+const MAX_SHOWN_SUBJECT: usize = 2_000;
+
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_SUBJECT) {
+        Some((at, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..at],
+            text.chars().count()
+        ),
+        None => text.to_string(),
     }
 }
 

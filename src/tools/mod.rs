@@ -18,7 +18,7 @@ mod listing;
 mod matching;
 pub(crate) mod paths;
 pub(crate) mod policy;
-pub(crate) mod registry;
+pub mod registry;
 pub(crate) mod schema;
 pub(crate) mod textfile;
 pub(crate) mod todos;
@@ -54,6 +54,10 @@ pub enum Access {
     Read(PathBuf),
     /// Creates or changes this resolved path.
     Write(PathBuf),
+    /// Does something the agent cannot inspect (a tool of an MCP server), described by this
+    /// text: the arguments as compact JSON. Rated by the rules naming the tool; `ask` when
+    /// none matches.
+    Opaque(String),
 }
 
 /// Everything a tool may use while it runs.
@@ -172,8 +176,17 @@ pub(crate) enum ToolErrorKind {
     Budget,
     /// The same call with the same result, again.
     Repeating,
-    /// The tool cannot work here (no async runtime, no parent for a subagent).
+    /// The tool cannot work here (no async runtime, no parent for a subagent, an MCP server
+    /// that is not ready).
     Unavailable,
+    /// An MCP server answered the call with a protocol error.
+    McpError,
+    /// An MCP server stopped during the call.
+    ServerStopped,
+    /// An MCP tool call took longer than the server's `tool_timeout_sec`.
+    Timeout,
+    /// An MCP tool reported that it failed (`isError`).
+    ToolFailed,
 }
 
 impl ToolErrorKind {
@@ -204,6 +217,10 @@ impl ToolErrorKind {
             Self::Budget => "budget",
             Self::Repeating => "repeating",
             Self::Unavailable => "unavailable",
+            Self::McpError => "MCP error",
+            Self::ServerStopped => "server stopped",
+            Self::Timeout => "timeout",
+            Self::ToolFailed => "tool error",
         }
     }
 }
@@ -218,6 +235,15 @@ impl std::fmt::Display for ToolErrorKind {
 pub trait Tool: Send + Sync {
     /// Name, description and argument schema, as offered to the model.
     fn spec(&self) -> &ToolSpec;
+
+    /// Checks the arguments against the tool's schema (§4.2 step 3), applying the lenient
+    /// coercions; the default is our schema subset ([`schema::validate`]).
+    ///
+    /// # Errors
+    /// Which field is wrong and what was expected, for `Error: wrong arguments for ...`.
+    fn validate(&self, args: Args) -> Result<Args, schema::SchemaError> {
+        schema::validate(args, &self.spec().parameters)
+    }
 
     /// What the call will touch. Called after schema validation, before permissions.
     ///

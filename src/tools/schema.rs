@@ -14,7 +14,7 @@ use crate::model::types::json_kind;
 /// the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct SchemaError(pub(crate) String);
+pub struct SchemaError(pub String);
 
 impl From<String> for SchemaError {
     fn from(message: String) -> Self {
@@ -146,7 +146,9 @@ fn check_object(
     Ok(out)
 }
 
-fn coerce(value: Value, kind: &str) -> Value {
+/// Applies the coercion a model commonly needs for a value whose schema `type` is `kind`
+/// (`"60"` → 60 for `integer`, ...); anything else is returned as it is.
+pub(crate) fn coerce(value: Value, kind: &str) -> Value {
     match (kind, value) {
         ("integer", Value::String(s)) => match s.trim().parse::<i64>() {
             Ok(n) => Value::from(n),

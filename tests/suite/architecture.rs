@@ -31,8 +31,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("agent loop", &["agent"]),
     (
-        "context, governance, session",
-        &["context", "governance", "session"],
+        "context, governance, session, MCP servers",
+        &["context", "governance", "session", "mcp"],
     ),
     ("events the face is told", &["events"]),
     ("tools", &["tools"]),
