@@ -66,7 +66,7 @@ impl fmt::Display for Rule {
 pub struct PartVerdict {
     /// The normalized simple command, or the resolved path.
     pub(crate) command: String,
-    pub(crate) decision: Decision,
+    pub decision: Decision,
     /// The rule that decided, when one matched.
     pub(crate) rule: Option<Rule>,
     /// Why, in a few words.
