@@ -266,7 +266,7 @@ fn build_agent(
     })?;
     let sandbox_warnings = sandbox.warnings;
     let exec = sandbox.exec;
-    let banner = sandbox::settings::banner(&exec);
+    let banner = sandbox::settings::banner(&exec, &config.environment);
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,

@@ -363,9 +363,7 @@ fn recursive_floor(
     resolver: &mut Resolver,
 ) -> Option<String> {
     let program = command.program().map_or("", basename);
-    let Some(follows) = recursion(program, command.words.get(1..).unwrap_or_default()) else {
-        return None;
-    };
+    let follows = recursion(program, command.words.get(1..).unwrap_or_default())?;
     let roots = &engine.secret_roots;
     let mut searched: Vec<PathBuf> = scope.bases.clone();
     for (arg, _) in named_paths(command) {
