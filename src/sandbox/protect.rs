@@ -25,12 +25,16 @@
 //! `mv .git x && mkdir .git` (or moving the directory holding a repository) would otherwise
 //! replace the protected files with unprotected copies.
 //!
-//! A missing `hooks/` in a repository is created empty (as `git init` does) so it can be
-//! protected; a command could otherwise create it. So is a missing `.agents/` in a trusted
+//! A repository is a `.git` directory git itself would accept (`HEAD`, `objects/`, `refs/`)
+//! or a `.git` file. A missing `hooks/` in one is created empty (as `git init` does) so it can
+//! be protected; a command could otherwise create it. So is a missing `.agents/` in a trusted
 //! workspace, where a planted `.agents/config.toml` would be obeyed in full next session; in an
-//! untrusted one a project config can only tighten, so nothing is created there. Commands get
-//! `GIT_TEMPLATE_DIR=` (no templates): `git init` run again in an existing repository would
-//! otherwise fail copying sample hooks into the read-only `hooks/`.
+//! untrusted one a project config can only tighten, so nothing is created there.
+//!
+//! What stops working: commands that write a protected file, `git config` (set, unset),
+//! `git remote add`, `git init` run again in an existing repository (it rewrites `config`),
+//! moving or removing a repository. The result explains the refusal, so the model can ask the
+//! user to do it.
 //!
 //! Git overrides (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which git reads
 //! after every config file): `core.fsmonitor=false` always, and for each key of
@@ -214,13 +218,10 @@ fn protect_repository(
     let Some(root) = dot_git.parent() else {
         return;
     };
-    for dir in root.ancestors() {
-        if !dir.starts_with(input.workspace) {
-            break;
-        }
-        out.pinned.push(dir.to_path_buf());
-    }
     let git_dir = if dot_git.is_dir() {
+        if !is_git_directory(dot_git) {
+            return;
+        }
         out.pinned.push(dot_git.to_path_buf());
         dot_git.to_path_buf()
     } else {
@@ -230,6 +231,12 @@ fn protect_repository(
             None => return,
         }
     };
+    for dir in root.ancestors() {
+        if !dir.starts_with(input.workspace) {
+            break;
+        }
+        out.pinned.push(dir.to_path_buf());
+    }
     let mut git_dirs = vec![git_dir.clone()];
     git_dirs.extend(submodule_git_dirs(&git_dir));
     let mut hooks_paths: Vec<String> = global_hooks.to_vec();
@@ -275,6 +282,14 @@ fn protect_repository(
     }
 }
 
+/// Whether git would take `dir` for a git directory: `HEAD`, `objects/` and `refs/` (the
+/// last two may live in the common directory a `commondir` file names).
+fn is_git_directory(dir: &Path) -> bool {
+    dir.join("HEAD").is_file()
+        && (dir.join("commondir").is_file()
+            || dir.join("objects").is_dir() && dir.join("refs").is_dir())
+}
+
 /// The git directories of submodules under `git_dir/modules` (directories holding `HEAD`).
 fn submodule_git_dirs(git_dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -291,7 +306,7 @@ fn submodule_git_dirs(git_dir: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let path = entry.path();
-            if path.join("HEAD").is_file() {
+            if is_git_directory(&path) {
                 queue.push((path.join("modules"), depth + 1));
                 found.push(path);
             } else {
@@ -534,16 +549,19 @@ mod tests {
     fn scan_finds_nested_repositories_worktree_files_and_drivers() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let ws = dir.path().canonicalize()?;
+        for repo in [".git", "vendor/sub/.git", ".git/modules/lib"] {
+            std::fs::create_dir_all(ws.join(repo).join("objects"))?;
+            std::fs::create_dir_all(ws.join(repo).join("refs"))?;
+            std::fs::write(ws.join(repo).join("HEAD"), "ref: refs/heads/main\n")?;
+        }
+        std::fs::create_dir_all(ws.join("not-a-repo/.git"))?;
         std::fs::create_dir_all(ws.join(".git/hooks"))?;
         std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = .githooks\n")?;
         std::fs::create_dir_all(ws.join(".githooks"))?;
-        std::fs::create_dir_all(ws.join("vendor/sub/.git"))?;
         std::fs::write(
             ws.join("vendor/sub/.git/config"),
             "[diff \"x\"]\n\ttextconv = evil\n[core]\n\tfsmonitor = evil\n",
         )?;
-        std::fs::create_dir_all(ws.join(".git/modules/lib"))?;
-        std::fs::write(ws.join(".git/modules/lib/HEAD"), "ref: refs/heads/main\n")?;
         std::fs::write(ws.join(".git/modules/lib/config"), "")?;
         std::fs::create_dir_all(ws.join("lib"))?;
         std::fs::write(ws.join("lib/.git"), "gitdir: ../.git/modules/lib\n")?;

@@ -166,10 +166,6 @@ pub fn resolve_with(
     if isolated {
         exec.read_only = protected.read_only;
         exec.pinned = protected.pinned;
-        // `git init` in an existing repository copies missing template files into `hooks/`,
-        // which is read-only now: no templates (new repositories simply get no sample hooks).
-        exec.env_set
-            .push(("GIT_TEMPLATE_DIR".to_string(), String::new()));
     }
     exec.env_set.extend(git_config_env(&protected.git, config));
     Ok(Resolved { exec, warnings })
