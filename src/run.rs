@@ -158,6 +158,7 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    sandbox::shield_agent_process();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

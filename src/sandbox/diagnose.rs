@@ -119,6 +119,21 @@ pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<Str
         }
         for candidate in candidates {
             let real = real_path(&cwd.join(candidate));
+            // `git -C sub config ...` names `.git/config` relative to another directory: a
+            // protected path ending the same way is the one meant.
+            let real = match policy.read_only.iter().find(|p| p.ends_with(candidate)) {
+                Some(protected)
+                    if policy.protects(&real).is_none() && !candidate.starts_with('/') =>
+                {
+                    protected.clone()
+                }
+                _ => real,
+            };
+            // Another process's files (`/proc/1/environ`): Landlock keeps commands out of
+            // processes outside the sandbox; nothing to do with writes.
+            if real.starts_with("/proc") {
+                continue;
+            }
             if let Some(note) = mount_note(&real, policy, line) {
                 if !mounts.contains(&note) {
                     mounts.push(note);
@@ -255,7 +270,13 @@ fn field_before_denial(line: &str) -> Option<&str> {
     .find_map(|m| lower.find(m))?;
     let before = &line[..at];
     let start = before.rfind(": ")? + 2;
-    let field = before[start..].trim();
+    let mut field = before[start..].trim();
+    // `could not write config file .git/config: ...`: the last word, when it is a path.
+    if let Some((_, last)) = field.rsplit_once(' ')
+        && last.contains('/')
+    {
+        field = last;
+    }
     let plain = !field.is_empty() && !field.contains([' ', '\'', '"', '`', '‘', '[']);
     // `EACCES`, `ERROR`: error codes, not file names.
     let code = field
@@ -434,6 +455,10 @@ mod tests {
                 &["/r/.gitconfig"],
             ),
             ("bash: line 1: out.txt: Permission denied", &["out.txt"]),
+            (
+                "error: could not write config file .git/config: Device or resource busy",
+                &[".git/config"],
+            ),
             ("Error: Permission denied (os error 13)", &[]),
             ("fetch https://x.org/y failed: Permission denied", &[]),
         ];

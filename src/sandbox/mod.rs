@@ -122,6 +122,20 @@ pub fn probe_namespaces() -> NamespaceStatus {
     }
 }
 
+/// Keeps commands out of the agent's own process: not dumpable, so `/proc/<agent>/environ`
+/// (the endpoint's key, the user's secret variables) and `/proc/<agent>/mem` are not
+/// readable by the user's other processes. Landlock stops a command from attaching to the
+/// agent but not from reading those files; in the sandbox's PID namespace the agent is not
+/// visible at all, so this matters without namespaces (and does not stop root). Side effect:
+/// no core dumps of the agent, and a debugger needs root to attach.
+pub fn shield_agent_process() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with integer arguments, no memory effects.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 /// Settings for running shell commands, fixed for a session.
 ///
 /// Build it with [`settings::resolve`] for a session. [`Default`] is workspace-write with the

@@ -412,6 +412,10 @@ mod tests {
     }
 
     fn fixture(user: &str, project: &str, trusted: bool) -> Fixture {
+        fixture_with(user, project, trusted, &[])
+    }
+
+    fn fixture_with(user: &str, project: &str, trusted: bool, vars: &[(&str, &str)]) -> Fixture {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
         let home = base.join("home");
@@ -426,7 +430,9 @@ mod tests {
         std::fs::write(home.join("config.toml"), user).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(ws.join(".agents/config.toml"), project).unwrap_or_else(|e| panic!("{e}"));
         let env = Environment {
-            vars: [("AGENT_HOME".to_string(), home.display().to_string())].into(),
+            vars: std::iter::once(("AGENT_HOME".to_string(), home.display().to_string()))
+                .chain(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+                .collect(),
             cwd: ws.clone(),
         };
         let config =
@@ -516,6 +522,92 @@ mod tests {
                 "the sandbox is required but unavailable: no Landlock; run on a Linux kernel with Landlock, or choose another `--sandbox` mode"
             )
         );
+    }
+
+    #[test]
+    fn without_namespaces_one_warning_or_a_refusal_when_required() {
+        let gone = NamespaceStatus::Unavailable {
+            reason: "no user namespaces".into(),
+        };
+        let f = fixture("", "", false);
+        let resolved = super::resolve_with(&f.config, AVAILABLE, gone.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resolved.warnings.len(), 1, "{:?}", resolved.warnings);
+        assert!(
+            resolved.warnings[0].starts_with("sandbox without namespaces (no user namespaces): commands are confined by Landlock only"),
+            "{:?}",
+            resolved.warnings
+        );
+        assert_eq!(
+            banner(&resolved.exec, &f.config.environment),
+            "sandbox workspace-write, network off (Landlock ABI 7, no namespaces)"
+        );
+        assert!(resolved.exec.hidden.is_empty() && !resolved.exec.isolates());
+        let f = fixture("[sandbox]\nmode = \"required\"\n", "", false);
+        let error = super::resolve_with(&f.config, AVAILABLE, gone.clone())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.starts_with(
+                "the sandbox is required but user namespaces are unavailable: no user namespaces;"
+            ),
+            "{error}"
+        );
+        // With the sandbox off nothing is lost, so nothing is said.
+        let f = fixture("[sandbox]\nmode = \"off\"\n", "", false);
+        let resolved =
+            super::resolve_with(&f.config, AVAILABLE, gone).unwrap_or_else(|e| panic!("{e}"));
+        assert!(resolved.warnings.is_empty(), "{:?}", resolved.warnings);
+    }
+
+    #[test]
+    fn secret_variables_are_removed_and_counted_env_keep_from_trusted_files_only() {
+        let vars = [
+            ("OPENAI_API_KEY", "sk-x"),
+            ("GITHUB_TOKEN", "ghp-x"),
+            ("NPM_TOKEN", "npm-x"),
+            ("PATH", "/bin"),
+        ];
+        let keep = "[sandbox]\nenv_keep = [\"NPM_*\"]\n";
+        let f = fixture_with("", keep, false, &vars);
+        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            resolved.warnings[0].contains("env_keep"),
+            "{:?}",
+            resolved.warnings
+        );
+        assert_eq!(
+            removed_secret_vars(&resolved.exec, &f.config.environment),
+            vec!["GITHUB_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY"]
+        );
+        assert_eq!(
+            banner(&resolved.exec, &f.config.environment),
+            "sandbox workspace-write, network off (Landlock ABI 7, namespaces); 3 secret variables removed from commands (GITHUB_TOKEN, NPM_TOKEN, OPENAI_API_KEY)"
+        );
+        let f = fixture_with(keep, "", false, &vars);
+        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            removed_secret_vars(&resolved.exec, &f.config.environment),
+            vec!["GITHUB_TOKEN", "OPENAI_API_KEY"]
+        );
+        assert!(resolved.exec.env_remove.contains(&"API_KEY".to_string()));
+    }
+
+    #[test]
+    fn git_overrides_follow_the_users_own() {
+        let f = fixture_with("", "", false, &[("GIT_CONFIG_COUNT", "1")]);
+        let resolved = resolve_with(&f.config, AVAILABLE).unwrap_or_else(|e| panic!("{e}"));
+        let set = &resolved.exec.env_set;
+        let get = |k: &str| {
+            set.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some("2"));
+        assert_eq!(get("GIT_CONFIG_KEY_1"), Some("core.fsmonitor"));
+        assert_eq!(get("GIT_CONFIG_VALUE_1"), Some("false"));
+        assert_eq!(get("GIT_CONFIG_KEY_0"), None);
     }
 
     #[test]

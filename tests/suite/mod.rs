@@ -15,6 +15,7 @@ mod pty;
 mod request_shape;
 mod sandbox;
 mod sandbox_bench;
+mod sandbox_reports;
 mod sandbox_routes;
 mod session;
 mod six_step;

@@ -69,7 +69,9 @@ pub struct Secret {
 }
 
 /// Creates every built-in secret location under `home` (with `agent_home` for
-/// `$AGENT_HOME/env`): directories get a `secret` file, files hold `FAKE-SECRET <location>`.
+/// `$AGENT_HOME/env`): directories get a `secret` file; every file holds
+/// `FAKE_SECRET_VALUE="FAKE-SECRET <location>"` (a valid env-file line, so the agent still
+/// starts with a fake `$AGENT_HOME/env`).
 pub fn fake_secrets(home: &Path, agent_home: &Path) -> Vec<Secret> {
     SECRET_LOCATIONS
         .iter()
@@ -89,7 +91,8 @@ pub fn fake_secrets(home: &Path, agent_home: &Path) -> Vec<Secret> {
                 path.clone()
             };
             std::fs::create_dir_all(file.parent().expect("parent")).expect("secret parent");
-            std::fs::write(&file, format!("{FAKE} {location}\n")).expect("secret file");
+            let line = format!("FAKE_SECRET_VALUE=\"{FAKE} {location}\"\n");
+            std::fs::write(&file, line).expect("secret file");
             Secret {
                 location,
                 relative: path.strip_prefix(home).unwrap_or(&path).to_path_buf(),
