@@ -1,9 +1,8 @@
 //! The hidden `agent __sandbox <policy> -- PROGRAM ARGS...` entry point.
 //!
-//! Runs in a fresh child of the agent (never in the agent itself): parses the policy, enters
-//! the namespaces and sets up their mounts when the policy asks for them
-//! ([`super::namespaces`]), then hands over to [`super::supervise`], which forks the shell's
-//! process. That process confines itself with Landlock and seccomp, closes every inherited
+//! Runs in a fresh child of the agent (never in the agent itself): parses the policy and hands
+//! over to [`super::supervise`], which starts the init of new namespaces when the policy asks
+//! for them ([`super::namespaces`]: mounts, `/proc`) and forks the shell's process. That process confines itself with Landlock and seccomp, closes every inherited
 //! descriptor above stderr, and execs the program, which inherits the confinement. The helper
 //! does nothing else (no config, no runtime), so it starts in about a millisecond. If anything
 //! fails the program does not run: the helper prints one line starting with [`ERROR_PREFIX`]
@@ -30,24 +29,9 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(parsed) => parsed,
         Err(error) => return fail(SETUP_FAILED, &error.to_string()),
     };
-    if policy.namespaces
-        && let Err(message) = enter(&policy)
-    {
-        return fail(SETUP_FAILED, &format!("{message}; the command did not run"));
-    }
     super::supervise::run(&policy, &|orphan_guard| {
         exec_confined(&policy, &command, orphan_guard)
     })
-}
-
-#[cfg(target_os = "linux")]
-fn enter(policy: &Policy) -> Result<(), String> {
-    super::namespaces::enter(policy)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn enter(_: &Policy) -> Result<(), String> {
-    Err("namespaces exist only on Linux".to_string())
 }
 
 /// In the shell's own process: confine, close inherited descriptors, exec. Returns only on

@@ -42,7 +42,6 @@ pub const STAGING: &[&str] = &["/proc", "/dev", "/sys"];
 /// for root every id (so files of every owner keep their owner inside).
 struct IdMaps {
     uid: libc::uid_t,
-    gid: libc::gid_t,
     uid_single: CString,
     gid_single: CString,
 }
@@ -56,26 +55,34 @@ impl IdMaps {
         let line = |id: u32| CString::new(format!("{id} {id} 1\n")).unwrap_or_default();
         Self {
             uid,
-            gid,
             uid_single: line(uid),
             gid_single: line(gid),
         }
     }
 
-    /// Writes the maps of the calling process, which just entered a new user namespace.
-    /// Async-signal-safe (only `open`, `write`, `close` on prepared buffers).
-    fn write(&self) -> io::Result<()> {
-        if self.uid == 0 && write_file(c"/proc/self/uid_map", FULL_MAP).is_ok() {
-            return write_file(c"/proc/self/gid_map", FULL_MAP)
-                .or_else(|_| write_file(c"/proc/self/gid_map", self.gid_single.as_bytes()));
-        }
-        // An unprivileged process must give up setgroups(2) before it may write a gid map.
+    /// Writes the maps of the calling process, which just entered a new user namespace: its
+    /// own ids only (all a process may map for itself). Async-signal-safe (only `open`,
+    /// `write`, `close` on prepared buffers).
+    fn write_own(&self) -> io::Result<()> {
+        // A process must give up setgroups(2) before it may write its own gid map.
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/uid_map", self.uid_single.as_bytes())?;
-        if self.gid == 0 && write_file(c"/proc/self/gid_map", FULL_MAP).is_ok() {
+        write_file(c"/proc/self/gid_map", self.gid_single.as_bytes())
+    }
+
+    /// As root, outside: writes every id onto itself for `child`, which just entered a new
+    /// user namespace, so files of every owner keep their owner inside (a process can map
+    /// only its own id for itself). Falls back to the child's own ids where the parent
+    /// namespace does not map them all (root inside a container).
+    fn write_for(&self, child: libc::pid_t) -> io::Result<()> {
+        let path = |name: &str| c_path(Path::new(&format!("/proc/{child}/{name}")));
+        let (uid_map, gid_map) = (path("uid_map")?, path("gid_map")?);
+        if write_file(&uid_map, FULL_MAP).is_ok() && write_file(&gid_map, FULL_MAP).is_ok() {
             return Ok(());
         }
-        write_file(c"/proc/self/gid_map", self.gid_single.as_bytes())
+        write_file(&path("setgroups")?, b"deny")?;
+        write_file(&uid_map, self.uid_single.as_bytes())?;
+        write_file(&gid_map, self.gid_single.as_bytes())
     }
 }
 
@@ -153,7 +160,7 @@ fn probe_in_child(maps: &IdMaps) -> io::Result<()> {
         if libc::unshare(NAMESPACES) != 0 {
             return Err(io::Error::last_os_error());
         }
-        maps.write()?;
+        maps.write_own()?;
         let slave = libc::MS_REC | libc::MS_SLAVE;
         if libc::mount(
             std::ptr::null(),
@@ -208,24 +215,70 @@ fn probe_in_child(maps: &IdMaps) -> io::Result<()> {
     Ok(())
 }
 
-/// Enters new user, mount and PID namespaces and sets up the mounts of `policy`. Call it only
-/// in the single-threaded helper; the next child forked is the PID namespace's init.
+/// Starts the command's init in new user, mount and PID namespaces (`clone(2)` with the
+/// namespace flags: the child is PID 1 of its namespace) and writes its id maps. Call it only
+/// in the single-threaded helper. Returns the child's pid in the parent and `0` in the child,
+/// which must then call [`setup`].
 ///
 /// # Errors
-/// A message naming the step and path that failed; the command must not run then.
-pub fn enter(policy: &Policy) -> Result<(), String> {
+/// A message for the parent when the namespaces cannot be created.
+pub fn spawn_init() -> Result<libc::pid_t, String> {
     let maps = IdMaps::current();
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    // SAFETY: unshare(2) with namespace flags; the helper is single-threaded.
-    if unsafe { libc::unshare(NAMESPACES) } != 0 {
+    let mut sync = [0; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!(
+            "cannot create a pipe: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    let flags = libc::c_ulong::try_from(NAMESPACES | libc::SIGCHLD).unwrap_or(0);
+    // SAFETY: clone(2) without a new stack behaves like fork(2) in this single-threaded
+    // process; the child gets the namespaces.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    let pid = libc::pid_t::try_from(pid).unwrap_or(-1);
+    if pid < 0 {
         return Err(format!(
             "cannot create namespaces: {}",
             io::Error::last_os_error()
         ));
     }
-    maps.write()
-        .map_err(|e| format!("cannot write the user namespace's id maps: {e}"))?;
+    if pid == 0 {
+        // SAFETY: our own pipe ends.
+        unsafe { libc::close(sync[1]) };
+        let result = if maps.uid == 0 {
+            // Wait until the parent wrote the maps (or gave up and closed the pipe).
+            let mut byte = [0u8; 1];
+            // SAFETY: a one-byte read into a local buffer.
+            let read = unsafe { libc::read(sync[0], byte.as_mut_ptr().cast(), 1) };
+            if read == 1 { Ok(()) } else { maps.write_own() }
+        } else {
+            maps.write_own()
+        };
+        // SAFETY: our own pipe end.
+        unsafe { libc::close(sync[0]) };
+        result.map_err(|e| format!("cannot write the user namespace's id maps: {e}"))?;
+        return Ok(0);
+    }
+    // SAFETY: our own pipe end.
+    unsafe { libc::close(sync[0]) };
+    if maps.uid == 0 && maps.write_for(pid).is_ok() {
+        // SAFETY: a one-byte write from a local buffer to our pipe.
+        unsafe { libc::write(sync[1], [1u8].as_ptr().cast(), 1) };
+    }
+    // SAFETY: our own pipe end.
+    unsafe { libc::close(sync[1]) };
+    Ok(pid)
+}
+
+/// In the init, right after [`spawn_init`]: sets up the mounts of `policy` and a fresh
+/// `/proc`, and enters the working directory again.
+///
+/// # Errors
+/// A message naming the step and path that failed; the command must not run then.
+pub fn setup(policy: &Policy) -> Result<(), String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     mount(
         None,
         Path::new("/"),
@@ -244,6 +297,7 @@ pub fn enter(policy: &Policy) -> Result<(), String> {
         })?;
     }
     hide(&policy.hidden)?;
+    mount_proc().map_err(|e| format!("cannot mount /proc for the PID namespace: {e}"))?;
     // The working directory still points into the mounts as they were; entering it again
     // goes through the new ones (else `.git/config` relative to it would skip the read-only
     // bind of the workspace).
@@ -324,10 +378,13 @@ fn hide(hidden: &[PathBuf]) -> Result<(), String> {
     )
     .map_err(|e| format!("cannot mount a tmpfs on `{}`: {e}", stage.display()))?;
     let result = stage_and_bind(stage, hidden);
-    // Detaching leaves the binds in place; the staging directory shows its own content again.
-    let target = c_path(stage).map_err(|e| e.to_string())?;
-    // SAFETY: umount2(2) on a NUL-terminated path.
-    unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    // A fresh /proc is mounted on top next; elsewhere the staging tmpfs is detached (slower:
+    // unmounting waits for the kernel's RCU grace period). The binds stay either way.
+    if stage != Path::new("/proc") {
+        let target = c_path(stage).map_err(|e| e.to_string())?;
+        // SAFETY: umount2(2) on a NUL-terminated path.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    }
     result
 }
 

@@ -269,7 +269,7 @@ fn check_namespaces(
         )));
     }
     warnings.push(format!(
-        "sandbox without namespaces ({reason}): commands are confined by Landlock only, so secret files such as ~/.ssh stay readable, .git hooks and config stay writable, and processes a command leaves behind survive if the agent is killed; use `--sandbox required` to refuse to run instead"
+        "sandbox without namespaces ({reason}): commands are confined by Landlock only, so secret files such as ~/.ssh stay readable by them, .git hooks and config stay writable, and they see your other processes; use `--sandbox required` to refuse to run instead"
     ));
     Ok(())
 }

@@ -51,9 +51,9 @@ enum Reach {
     Descendants,
 }
 
-/// Runs `exec_shell` in a child and supervises it under `policy`; returns the exit code for
-/// the helper (the shell's, `128 + signal` when it was killed). `exec_shell` runs in the
-/// child and must not return normally (it execs or exits).
+/// Runs `exec_shell` in a child and supervises it under `policy` (in new namespaces when the
+/// policy asks for them); returns the exit code for the helper (the shell's, `128 + signal`
+/// when it was killed). `exec_shell` runs in the child and returns only on failure.
 pub fn run(policy: &Policy, exec_shell: &dyn Fn(bool) -> i32) -> i32 {
     if policy.namespaces {
         return namespace_init(policy, exec_shell);
@@ -71,26 +71,26 @@ pub fn run(policy: &Policy, exec_shell: &dyn Fn(bool) -> i32) -> i32 {
     .run(exec_shell)
 }
 
-/// In the helper, after [`super::namespaces::enter`]: forks the namespace's init and waits
-/// for it.
+/// In the helper: starts the namespace's init ([`super::namespaces::spawn_init`]), which
+/// sets up its mounts and supervises the shell, and waits for it.
 fn namespace_init(policy: &Policy, exec_shell: &dyn Fn(bool) -> i32) -> i32 {
     let mut guard = [0; 2];
-    // SAFETY: pipe2 fills two descriptors; fork in the single-threaded helper.
-    let pid = unsafe {
-        if libc::pipe2(guard.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return super::helper::fail(
-                super::helper::SETUP_FAILED,
-                &format!("cannot create a pipe: {}", std::io::Error::last_os_error()),
-            );
-        }
-        libc::fork()
-    };
-    if pid < 0 {
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(guard.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return super::helper::fail(
             super::helper::SETUP_FAILED,
-            &format!("cannot fork: {}", std::io::Error::last_os_error()),
+            &format!("cannot create a pipe: {}", std::io::Error::last_os_error()),
         );
     }
+    let pid = match super::namespaces::spawn_init() {
+        Ok(pid) => pid,
+        Err(message) => {
+            return super::helper::fail(
+                super::helper::SETUP_FAILED,
+                &format!("{message}; the command did not run"),
+            );
+        }
+    };
     if pid == 0 {
         // SAFETY: prctl and close/poll on our own descriptors.
         unsafe {
@@ -102,16 +102,16 @@ fn namespace_init(policy: &Policy, exec_shell: &dyn Fn(bool) -> i32) -> i32 {
             }
             libc::close(guard[0]);
         }
-        let code = match super::namespaces::mount_proc() {
+        let code = match super::namespaces::setup(policy) {
             Ok(()) => Supervisor {
                 reach: Reach::Namespace,
                 parent: None,
                 policy,
             }
             .run(exec_shell),
-            Err(error) => super::helper::fail(
+            Err(message) => super::helper::fail(
                 super::helper::SETUP_FAILED,
-                &format!("cannot mount /proc for the PID namespace: {error}"),
+                &format!("{message}; the command did not run"),
             ),
         };
         // SAFETY: leaving the forked init without running the helper's exit path twice.

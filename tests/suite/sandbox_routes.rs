@@ -414,3 +414,87 @@ fn commands_see_their_own_pid_namespace() {
     let visible: usize = lines[1].parse().unwrap();
     assert!(visible <= 5, "{outcome:?}");
 }
+
+/// The tests run as root on the development machine; real users do not. This runs the helper
+/// as `nobody` (uid 65534) through `setpriv`, so the unprivileged path (the init writes its
+/// own id maps, after giving up setgroups) is exercised too.
+#[test]
+fn an_unprivileged_user_gets_the_same_sandbox() {
+    const NOBODY: u32 = 65534;
+    // SAFETY: geteuid has no memory effects.
+    if unsafe { libc::geteuid() } != 0 {
+        // Not root: every other test here already runs unprivileged.
+        return;
+    }
+    if !namespaces() {
+        return;
+    }
+    let Ok(setpriv) = which("setpriv") else {
+        crate::support::kernel::skip("`setpriv` (util-linux), to run the helper as nobody");
+        return;
+    };
+    let root = tempfile::tempdir_in("/var/tmp").unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let (ws, home) = (base.join("ws"), base.join("home"));
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "FAKE-KEY\n").unwrap();
+    let chown = std::process::Command::new("chown")
+        .args(["-R", &format!("{NOBODY}:{NOBODY}")])
+        .arg(&base)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let mark = marker("nobody");
+    let script = format!(
+        "cat /proc/self/uid_map; id -u; cat ~/.ssh/id_rsa; echo x > .git/hooks/pre-commit; \
+         echo ok > ok.txt && cat ok.txt; export {mark}; setsid sleep 300 & echo $$"
+    );
+    let output = std::process::Command::new(setpriv)
+        .args([
+            format!("--reuid={NOBODY}"),
+            format!("--regid={NOBODY}"),
+            "--clear-groups".to_string(),
+        ])
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .args(["__sandbox", "--mode", "workspace-write", "--write"])
+        .arg(&ws)
+        .args(["--namespaces", "--hide"])
+        .arg(home.join(".ssh"))
+        .arg("--read-only")
+        .arg(ws.join(".git/hooks"))
+        .args(["--pin"])
+        .arg(&ws)
+        .args(["--", "bash", "-c", &script])
+        .current_dir(&ws)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(
+        stdout.split_whitespace().collect::<Vec<_>>(),
+        vec!["65534", "65534", "1", "65534", "ok", "2"],
+        "{stdout}{stderr}"
+    );
+    assert!(stderr.contains("id_rsa: Permission denied"), "{stderr}");
+    assert!(
+        stderr.contains("pre-commit: Read-only file system"),
+        "{stderr}"
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .map(|dir| Path::new(dir).join(program))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
