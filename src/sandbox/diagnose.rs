@@ -120,13 +120,25 @@ pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<Str
         for candidate in candidates {
             let real = real_path(&cwd.join(candidate));
             // `git -C sub config ...` names `.git/config` relative to another directory: a
-            // protected path ending the same way is the one meant.
-            let real = match policy.read_only.iter().find(|p| p.ends_with(candidate)) {
-                Some(protected)
-                    if policy.protects(&real).is_none() && !candidate.starts_with('/') =>
-                {
-                    protected.clone()
+            // protected path ending the same way is the one meant (or, if several do, one of
+            // them).
+            let ending: Vec<&PathBuf> = policy
+                .read_only
+                .iter()
+                .filter(|p| p.ends_with(candidate))
+                .collect();
+            let elsewhere = policy.protects(&real).is_none() && !candidate.starts_with('/');
+            if elsewhere && ending.len() > 1 && is_change(line) {
+                let note = format!(
+                    "[write to {candidate} blocked by sandbox: it is protected in every repository of the workspace (read-only for commands, because it decides what git runs); ask the user to make this change]"
+                );
+                if !mounts.contains(&note) {
+                    mounts.push(note);
                 }
+                continue;
+            }
+            let real = match ending.first() {
+                Some(protected) if elsewhere => (*protected).clone(),
                 _ => real,
             };
             // Another process's files (`/proc/1/environ`): Landlock keeps commands out of
@@ -171,15 +183,7 @@ fn mount_note(path: &Path, policy: &Policy, line: &str) -> Option<String> {
             secret.display()
         ));
     }
-    let changes = [
-        "read-only file system",
-        "erofs",
-        "permission denied",
-        "operation not permitted",
-        "device or resource busy",
-        "ebusy",
-    ];
-    if !changes.iter().any(|m| line.contains(m)) {
+    if !is_change(line) {
         return None;
     }
     if let Some(protected) = policy.protects(path) {
@@ -197,6 +201,19 @@ fn mount_note(path: &Path, policy: &Policy, line: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether a (lower-case) error line says a change was refused.
+fn is_change(line: &str) -> bool {
+    const CHANGES: &[&str] = &[
+        "read-only file system",
+        "erofs",
+        "permission denied",
+        "operation not permitted",
+        "device or resource busy",
+        "ebusy",
+    ];
+    CHANGES.iter().any(|m| line.contains(m))
 }
 
 fn blocked_note(path: &Path, policy: &Policy) -> String {

@@ -157,6 +157,9 @@ fn describe_exit(code: Option<i32>) -> String {
 fn probe_in_child(maps: &IdMaps) -> io::Result<()> {
     // SAFETY: raw system calls with constant, NUL-terminated arguments.
     unsafe {
+        // The agent is not dumpable (`super::shield_agent_process`), which makes this child's
+        // `/proc/self` files root's: an unprivileged child could not write its id maps.
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         if libc::unshare(NAMESPACES) != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -377,3 +377,70 @@ fn d_parent_secret_env_inherit() {
         }
     }
 }
+
+/// The whole agent as `nobody` (uid 65534), as real users run it: the namespace probe, the
+/// banner, a hidden secret and a protected hook. The tests otherwise run as root here.
+#[test]
+fn an_unprivileged_agent_gets_namespaces() {
+    const NOBODY: &str = "65534";
+    // SAFETY: geteuid has no memory effects.
+    if unsafe { libc::geteuid() } != 0 || !namespaces() {
+        return;
+    }
+    let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+    else {
+        crate::support::kernel::skip("`setpriv` (util-linux), to run the agent as nobody");
+        return;
+    };
+    let server = MockServer::start(script(&[(
+        "id -u; grep -R KEY . ; echo x > .git/hooks/pre-commit",
+        None,
+    )]));
+    let env = env_with_secrets(&server);
+    std::fs::write(env.home.join(".ssh/id_rsa"), "FAKE-KEY\n").unwrap();
+    std::os::unix::fs::symlink(env.home.join(".ssh"), env.workspace.join("keys")).unwrap();
+    run_git(&env.workspace, &env.home, &["init", "-q"]);
+    let owner = format!("{NOBODY}:{NOBODY}");
+    let chown = std::process::Command::new("chown")
+        .args(["-R", &owner])
+        .arg(env.root())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let output = std::process::Command::new(setpriv)
+        .args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+        ])
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .args(["--yes", "do it"])
+        .current_dir(&env.workspace)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("AGENT_HOME", &env.agent_home)
+        .env("BASE_URL", server.base_url())
+        .env("MODEL", "mock-model")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(stdout, "all done\n", "{stderr}");
+    assert!(stderr.contains(", namespaces)"), "{stderr}");
+    let results = tool_results(&server);
+    assert!(results[0].starts_with("65534\n"), "{results:?}");
+    assert!(
+        results[0].contains("is a secret location, hidden from commands"),
+        "{results:?}"
+    );
+    assert!(
+        results[0].contains("pre-commit: Read-only file system"),
+        "{results:?}"
+    );
+    assert!(!bodies(&server).contains("FAKE-KEY"));
+}
