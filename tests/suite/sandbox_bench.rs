@@ -233,3 +233,40 @@ fn sandbox_bench_peak_rss_one_gib() {
         usage.ru_maxrss / 1024
     );
 }
+
+/// Session-start costs of issue 15: the namespace probe and the walk for repositories (over
+/// this repository: its `target/` is skipped), median of 50 runs each.
+#[test]
+#[ignore = "benchmark"]
+fn sandbox_bench_session_start() {
+    use agent::sandbox::protect::{ScanInput, scan};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let time = |f: &dyn Fn()| {
+        median(
+            (0..50)
+                .map(|_| {
+                    let started = Instant::now();
+                    f();
+                    started.elapsed()
+                })
+                .collect(),
+        )
+    };
+    let probe = time(&|| {
+        agent::sandbox::probe_namespaces();
+    });
+    let walk = time(&|| {
+        scan(&ScanInput {
+            workspace: &root,
+            home: None,
+            global_configs: Vec::new(),
+            extra_read_only: &[],
+            create_missing: false,
+            create_agents: false,
+        });
+    });
+    println!();
+    println!(
+        "session start: namespace probe median {probe:?}; repository walk of this checkout median {walk:?}"
+    );
+}
