@@ -159,6 +159,7 @@ fn session(args: &RunArgs) -> Exit {
         }
     };
     sandbox::shield_agent_process();
+    let namespaces = sandbox::settings::NamespaceProbe::start(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -186,7 +187,7 @@ fn session(args: &RunArgs) -> Exit {
             }
         };
         let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
-        let mut agent = match build_agent(config, Arc::clone(&sink), approver) {
+        let mut agent = match build_agent(config, Arc::clone(&sink), approver, namespaces) {
             Ok(agent) => agent,
             Err(exit) => return exit,
         };
@@ -233,6 +234,7 @@ fn build_agent(
     config: Config,
     sink: Arc<dyn EventSink>,
     approver: Arc<dyn Approver>,
+    namespaces: sandbox::settings::NamespaceProbe,
 ) -> Result<Agent, Exit> {
     let endpoint = config.endpoint.require().map_err(|error| {
         fail(&error.to_string());
@@ -261,7 +263,7 @@ fn build_agent(
     let governor = governance.governor;
     let (memory, mut registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
     governor.hide_denied(&mut registry);
-    let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
+    let sandbox = sandbox::settings::resolve(&config, namespaces).map_err(|error| {
         fail(&error.to_string());
         Exit::Usage
     })?;

@@ -143,10 +143,18 @@ pub fn die_with_parent(signal: i32, parent: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Duplicates `fd` onto `target` (without close-on-exec). Async-signal-safe.
+/// Duplicates `fd` onto `target` without close-on-exec (when `fd` already is `target`, only
+/// clears the flag: `dup2` would leave it). Async-signal-safe.
 pub fn dup_to(fd: i32, target: i32) -> std::io::Result<()> {
-    // SAFETY: dup2(2) on descriptors of this process.
-    if unsafe { libc::dup2(fd, target) } < 0 {
+    // SAFETY: dup2(2)/fcntl(2) on descriptors of this process.
+    let result = unsafe {
+        if fd == target {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, target)
+        }
+    };
+    if result < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

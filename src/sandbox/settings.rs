@@ -36,15 +36,65 @@ pub struct Resolved {
 /// # Errors
 /// [`ConfigError::Invalid`] for an unknown `[sandbox] mode`, or when the sandbox is required
 /// and the kernel cannot provide it (the session must not start).
-pub fn resolve(config: &Config) -> Result<Resolved, ConfigError> {
-    let namespaces = if config.environment.get(NO_NAMESPACES_ENV) == Some("1") {
+pub fn resolve(config: &Config, namespaces: NamespaceProbe) -> Result<Resolved, ConfigError> {
+    let status = probe();
+    let (mode, _) = file_mode(&config.user, &config.user_file())?;
+    let off = match config.run.sandbox {
+        Some(arg) => arg == SandboxArg::Off,
+        None => config.project.sandbox.mode.is_none() && mode == SandboxMode::Off,
+    };
+    // Nothing will be confined: do not wait for the probe.
+    let namespaces = if off || matches!(status, SandboxStatus::Unavailable { .. }) {
         NamespaceStatus::Unavailable {
-            reason: format!("turned off by {NO_NAMESPACES_ENV}=1"),
+            reason: "not probed: commands are not confined".to_string(),
         }
     } else {
-        probe_namespaces()
+        namespaces.finish()
     };
-    resolve_with(config, probe(), namespaces)
+    resolve_with(config, status, namespaces)
+}
+
+/// The namespace probe, started early on a thread of its own so it overlaps the rest of the
+/// session's start-up (it waits for a child process).
+#[derive(Debug)]
+pub struct NamespaceProbe(ProbeState);
+
+#[derive(Debug)]
+enum ProbeState {
+    Known(NamespaceStatus),
+    Running(std::thread::JoinHandle<NamespaceStatus>),
+}
+
+impl NamespaceProbe {
+    /// Starts the probe (or notes `AGENT_SANDBOX_NO_NAMESPACES=1`).
+    pub fn start(config: &Config) -> Self {
+        if config.environment.get(NO_NAMESPACES_ENV) == Some("1") {
+            return Self(ProbeState::Known(NamespaceStatus::Unavailable {
+                reason: format!("turned off by {NO_NAMESPACES_ENV}=1"),
+            }));
+        }
+        match std::thread::Builder::new()
+            .name("namespace-probe".into())
+            .spawn(probe_namespaces)
+        {
+            Ok(handle) => Self(ProbeState::Running(handle)),
+            Err(_) => Self(ProbeState::Known(probe_namespaces())),
+        }
+    }
+
+    /// The probe's answer (waits for it).
+    pub fn finish(self) -> NamespaceStatus {
+        match self.0 {
+            ProbeState::Known(status) => status,
+            ProbeState::Running(handle) => {
+                handle
+                    .join()
+                    .unwrap_or_else(|_| NamespaceStatus::Unavailable {
+                        reason: "the namespace probe failed".to_string(),
+                    })
+            }
+        }
+    }
 }
 
 /// Environment variable that makes [`resolve`] act as if namespaces were unavailable (for
