@@ -90,6 +90,7 @@ pub fn run(args: &RunArgs) -> Exit {
         Err(error) => return config_error(&error.to_string()),
     };
     crate::outln!("      {}", coach.line());
+    crate::outln!("      {}", sandbox_line(&config));
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
@@ -179,6 +180,37 @@ async fn check_mcp_servers(config: &Config, report: &mut Report) {
 fn config_error(message: &str) -> Exit {
     crate::run::fail(message);
     Exit::Usage
+}
+
+/// What confines shell commands here, and which secret-named variables of this environment
+/// commands do not get (names only, never values).
+fn sandbox_line(config: &Config) -> String {
+    use crate::sandbox::{NamespaceStatus, SandboxStatus};
+    let landlock = match crate::sandbox::probe() {
+        SandboxStatus::Available { abi } => format!("Landlock ABI {abi}"),
+        SandboxStatus::Unavailable { reason } => format!("no Landlock ({reason})"),
+    };
+    let namespaces = match crate::sandbox::probe_namespaces() {
+        NamespaceStatus::Available => "namespaces".to_string(),
+        NamespaceStatus::Unavailable { reason } => format!("no namespaces ({reason})"),
+    };
+    let mut keep = config.user.sandbox.env_keep.clone();
+    if config.project_trusted {
+        keep.extend(config.project.sandbox.env_keep.iter().cloned());
+    }
+    let removed = crate::sandbox::secrets::secret_env_names(
+        config.environment.vars.keys().map(String::as_str),
+        &keep,
+    );
+    let removed = match removed.len() {
+        0 => "no secret-named variables to remove".to_string(),
+        n => format!(
+            "{n} secret variable{} removed from commands: {}",
+            if n == 1 { "" } else { "s" },
+            removed.join(", ")
+        ),
+    };
+    format!("sandbox: {landlock}, {namespaces} · {removed}")
 }
 
 /// One line summing up the settings in effect.

@@ -166,6 +166,8 @@ fn session(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    sandbox::shield_agent_process();
+    let namespaces = sandbox::settings::NamespaceProbe::start(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -193,7 +195,7 @@ fn session(args: &RunArgs) -> Exit {
             }
         };
         let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
-        let mut agent = match build_agent(config, Arc::clone(&sink), approver) {
+        let mut agent = match build_agent(config, Arc::clone(&sink), approver, namespaces) {
             Ok(agent) => agent,
             Err(exit) => return exit,
         };
@@ -251,6 +253,7 @@ fn build_agent(
     config: Config,
     sink: Arc<dyn EventSink>,
     approver: Arc<dyn Approver>,
+    namespaces: sandbox::settings::NamespaceProbe,
 ) -> Result<Agent, Exit> {
     let endpoint = config.endpoint.require().map_err(|error| {
         fail(&error.to_string());
@@ -279,13 +282,13 @@ fn build_agent(
     let governor = governance.governor;
     let (memory, mut registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
     governor.hide_denied(&mut registry);
-    let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
+    let sandbox = sandbox::settings::resolve(&config, namespaces).map_err(|error| {
         fail(&error.to_string());
         Exit::Usage
     })?;
     let sandbox_warnings = sandbox.warnings;
     let exec = sandbox.exec;
-    let banner = sandbox::settings::banner(&exec);
+    let banner = sandbox::settings::banner(&exec, &config.environment);
     let loop_settings = LoopSettings::for_config(&config).map_err(|error| {
         fail(&error.to_string());
         Exit::Usage

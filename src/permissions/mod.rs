@@ -23,7 +23,8 @@
 //!   those named literally, through `~`, `$HOME`, `$AGENT_HOME`, a literal value the line
 //!   assigns, `$(echo literal)`, or a glob; values only known at run time are not checked
 //!   (the sandbox confines what commands can do). A recursive search (`grep -r`, `rg`,
-//!   `find`) over a directory holding a denied path is `ask`.
+//!   `find`) over a directory holding a denied path is `ask`, and so is one that follows
+//!   symlinks (`grep -R`, `rg -L`, `find -L`) over a tree holding a link to one.
 //! - Reading `.env` files with `read_file` is `ask` (their secrets would go to the model
 //!   provider); writing them is `deny` (issue 3).
 
@@ -37,6 +38,7 @@ mod printed;
 mod rate;
 pub mod rules;
 pub mod shell;
+pub mod symlinks;
 
 use std::path::Path;
 

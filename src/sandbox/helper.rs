@@ -1,10 +1,12 @@
 //! The hidden `agent __sandbox <policy> -- PROGRAM ARGS...` entry point.
 //!
-//! Runs in a fresh child of the agent (never in the agent itself): parses the policy, confines
-//! itself with Landlock and seccomp, closes every inherited descriptor above stderr, and execs
-//! the program, which inherits the confinement. It does nothing else (no config, no runtime),
-//! so it starts in about a millisecond. If anything fails the program does not run: the
-//! helper prints one line starting with [`ERROR_PREFIX`] and exits with [`SETUP_FAILED`].
+//! Runs in a fresh child of the agent (never in the agent itself): parses the policy and hands
+//! over to [`super::supervise`], which starts the init of new namespaces when the policy asks
+//! for them ([`super::namespaces`]: mounts, `/proc`) and forks the shell's process. That process confines itself with Landlock and seccomp, closes every inherited
+//! descriptor above stderr, and execs the program, which inherits the confinement. The helper
+//! does nothing else (no config, no runtime), so it starts in about a millisecond. If anything
+//! fails the program does not run: the helper prints one line starting with [`ERROR_PREFIX`]
+//! and exits with [`SETUP_FAILED`].
 
 use std::ffi::OsString;
 
@@ -27,11 +29,24 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(parsed) => parsed,
         Err(error) => return fail(SETUP_FAILED, &error.to_string()),
     };
-    if let Err(message) = confine(&policy) {
+    super::supervise::run(&policy, &|orphan_guard| {
+        exec_confined(&policy, &command, orphan_guard)
+    })
+}
+
+/// In the shell's own process: confine, close inherited descriptors, exec. Returns only on
+/// failure, with the exit code. With `orphan_guard` the process dies with its parent (the
+/// supervisor) even if that one is killed outright.
+fn exec_confined(policy: &Policy, command: &[OsString], orphan_guard: bool) -> i32 {
+    if orphan_guard {
+        // SAFETY: prctl(2) with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    }
+    if let Err(message) = confine(policy) {
         return fail(SETUP_FAILED, &format!("{message}; the command did not run"));
     }
     close_inherited_descriptors();
-    exec(&command)
+    exec(command)
 }
 
 #[cfg(target_os = "linux")]
@@ -72,7 +87,8 @@ fn exec(command: &[OsString]) -> i32 {
     )
 }
 
-fn fail(code: i32, message: &str) -> i32 {
+/// Prints the helper's error line; returns `code`.
+pub fn fail(code: i32, message: &str) -> i32 {
     crate::errln!("{ERROR_PREFIX} {message}");
     code
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod env;
+pub mod kernel;
 pub mod mock;
 pub mod outside;
 pub mod sse;
