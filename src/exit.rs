@@ -97,7 +97,7 @@ mod tests {
         assert_eq!(Error::Failed("x".into()).code().code(), 1);
         assert_eq!(Error::Config(ConfigError::NoHome).code(), Exit::Usage);
         assert_eq!(
-            Error::Sandbox(Unavailable { reason: "r".into() }).to_string(),
+            Error::Sandbox(Unavailable::Landlock { reason: "r".into() }).to_string(),
             "the sandbox is required but unavailable: r; run on a Linux kernel with Landlock, \
              or choose another `--sandbox` mode"
         );

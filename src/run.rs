@@ -82,10 +82,9 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Prints why the sandbox helper did not run its command and exits with the helper's code.
-fn helper_exit(error: sandbox::helper::HelperError) -> ExitCode {
-    crate::errln!("{error}");
-    ExitCode::from(u8::try_from(error.code).unwrap_or(1))
+/// The sandbox helper's exit code (it printed its own error line, if any).
+fn helper_exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// The MCP guard's exit: the server's status, or why it could not start the server.
@@ -147,6 +146,8 @@ fn session(args: &RunArgs) -> commands::Outcome {
     let mode = task_mode(&args)?;
     let sources = Sources::load(args.flags(), Environment::capture())?;
     let settings = Settings::resolve(&sources)?;
+    sandbox::shield_agent_process();
+    let namespaces = sandbox::settings::NamespaceProbe::start(&settings.sandbox);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -167,7 +168,7 @@ fn session(args: &RunArgs) -> commands::Outcome {
             }
         };
         let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
-        let mut agent = build_agent(settings, Arc::clone(&sink), approver)?;
+        let mut agent = build_agent(settings, Arc::clone(&sink), approver, namespaces)?;
         let exit = match mode {
             Mode::Interactive => crate::repl::run(&mut agent, &ui).await,
             Mode::OneShot(task) => {
@@ -220,6 +221,7 @@ fn build_agent(
     settings: Settings,
     sink: Arc<dyn EventSink>,
     approver: Arc<dyn Approver>,
+    namespaces: sandbox::settings::NamespaceProbe,
 ) -> Result<Agent, Error> {
     let warn = |messages: Vec<String>| {
         for message in messages {
@@ -237,8 +239,8 @@ fn build_agent(
     let memory = crate::context::Memory::load(&settings.paths);
     warn(memory.warnings.clone());
     let registry = crate::agent::memory::session_tools(&memory);
-    let sandbox = sandbox::settings::resolve(&settings.sandbox)?;
-    let banner = sandbox::settings::banner(&sandbox.exec);
+    let sandbox = sandbox::settings::resolve(&settings.sandbox, &settings.paths, namespaces)?;
+    let banner = sandbox::settings::banner(&sandbox.exec, &settings.sandbox.env_names);
     warn(settings.mcp.warnings.clone());
     let mcp =
         crate::mcp::McpServers::start(&settings.mcp).map_err(|e| Error::Failed(e.to_string()))?;

@@ -23,7 +23,7 @@ use serde_json::json;
 use super::Outcome;
 use crate::agent::CoachSwitch;
 use crate::cli::RunArgs;
-use crate::config::{LoopSettings, McpSettings};
+use crate::config::{LoopSettings, McpSettings, SandboxSettings, Sources};
 use crate::exit::{Error, Exit};
 use crate::model::models::{self, ModelList};
 use crate::model::{
@@ -86,6 +86,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let mcp = McpSettings::resolve(&sources);
     let coach = CoachSwitch::new(loop_settings.coach, &endpoint.model).status();
     crate::outln!("      {}", coach.line());
+    crate::outln!("      {}", sandbox_line(&sources));
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
@@ -160,6 +161,34 @@ async fn check_mcp_servers(settings: &McpSettings, report: &mut Report) {
         }
     }
     servers.shutdown().await;
+}
+
+/// What confines shell commands here, and which secret-named variables of this environment
+/// commands do not get (names only, never values).
+fn sandbox_line(sources: &Sources) -> String {
+    use crate::sandbox::{NamespaceStatus, SandboxStatus};
+    let landlock = match crate::sandbox::probe() {
+        SandboxStatus::Available { abi } => format!("Landlock ABI {abi}"),
+        SandboxStatus::Unavailable { reason } => format!("no Landlock ({reason})"),
+    };
+    let namespaces = match crate::sandbox::probe_namespaces() {
+        NamespaceStatus::Available => "namespaces".to_string(),
+        NamespaceStatus::Unavailable { reason } => format!("no namespaces ({reason})"),
+    };
+    let keep = SandboxSettings::env_keep(sources, &mut Vec::new());
+    let removed = crate::sandbox::secrets::secret_env_names(
+        sources.env.vars.keys().map(String::as_str),
+        &keep,
+    );
+    let removed = match removed.len() {
+        0 => "no secret-named variables to remove".to_string(),
+        n => format!(
+            "{n} secret variable{} removed from commands: {}",
+            if n == 1 { "" } else { "s" },
+            removed.join(", ")
+        ),
+    };
+    format!("sandbox: {landlock}, {namespaces} · {removed}")
 }
 
 /// One line summing up the settings in effect.

@@ -93,6 +93,17 @@ pub(crate) struct SandboxSection {
     /// Extra directories shell commands may write.
     #[serde(default)]
     pub(crate) writable_roots: Vec<PathBuf>,
+    /// Extra paths hidden from shell commands, besides the built-in secret locations
+    /// (`~/`, `$AGENT_HOME/`, absolute, or relative to the workspace).
+    #[serde(default)]
+    pub(crate) deny_read: Vec<String>,
+    /// Extra paths shell commands may read but not change, inside writable directories.
+    #[serde(default)]
+    pub(crate) read_only: Vec<PathBuf>,
+    /// Environment variables with secret-like names that commands still get (names or `*`
+    /// globs).
+    #[serde(default)]
+    pub(crate) env_keep: Vec<String>,
 }
 
 /// `[context]` (§7). In a project file these may only tighten the user's values

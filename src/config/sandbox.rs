@@ -9,8 +9,15 @@
 //!
 //! `writable_roots` entries may start with `~/`; relative entries are relative to the
 //! workspace. `$TMPDIR` is writable like `/tmp`. Roots that do not exist are dropped with a
-//! warning. Whether the kernel can confine anything is not decided here: the sandbox probes
-//! it when it builds its execution settings from these.
+//! warning.
+//!
+//! Issue 15: `deny_read` and `read_only` only add protection, so an untrusted project file may
+//! set them; `env_keep` gives commands more, so it is ignored (with a warning) until the
+//! workspace is trusted. What the environment says is read here too: the names of its
+//! variables (secret-named ones are removed from commands), an existing `GIT_CONFIG_COUNT`,
+//! `XDG_CONFIG_HOME` (where the user's git config is) and `AGENT_SANDBOX_NO_NAMESPACES=1`
+//! (for the tests of the Landlock-only path). Whether the kernel can confine anything is not
+//! decided here: the sandbox probes it when it builds its execution settings from these.
 
 use std::path::{Path, PathBuf};
 
@@ -75,11 +82,36 @@ pub struct SandboxSettings {
     pub(crate) network: bool,
     /// Absolute, existing directories writable besides the workspace and `/tmp`.
     pub(crate) writable_roots: Vec<PathBuf>,
-    /// Environment variables removed from children (every key of the env file, `API_KEY`).
+    /// Environment variables removed from children (every key of the env file, `API_KEY`);
+    /// the sandbox adds the secret-named ones of `env_names` not in `env_keep`.
     pub(crate) env_remove: Vec<String>,
+    /// Secret-named variables commands still get (names or `*` globs): the user's, and a
+    /// trusted project's.
+    pub(crate) env_keep: Vec<String>,
+    /// Names of the variables set in the agent's environment.
+    pub(crate) env_names: Vec<String>,
+    /// Extra paths hidden from commands besides the built-in secret locations, as written
+    /// (`~/`, `$AGENT_HOME/`, absolute, or relative to the workspace): the user's and the
+    /// project's.
+    pub(crate) deny_read: Vec<String>,
+    /// Extra paths commands may read but not change, absolute: the user's and the project's.
+    pub(crate) read_only: Vec<PathBuf>,
+    /// The user's git config files (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`).
+    pub(crate) global_git_configs: Vec<PathBuf>,
+    /// `GIT_CONFIG_COUNT` of the agent's environment (0 when unset).
+    pub(crate) git_config_count: usize,
+    /// A missing `.agents/` may be created to protect it: the workspace is trusted, so its
+    /// project config is obeyed in full next time.
+    pub(crate) create_agents_dir: bool,
+    /// `AGENT_SANDBOX_NO_NAMESPACES=1`: act as if namespaces were unavailable.
+    pub(crate) no_namespaces: bool,
     /// Ignored project settings and dropped roots, to show once at start.
     pub(crate) warnings: Vec<String>,
 }
+
+/// Environment variable that makes the sandbox act as if namespaces were unavailable (for
+/// the tests of the Landlock-only path).
+pub(crate) const NO_NAMESPACES_ENV: &str = "AGENT_SANDBOX_NO_NAMESPACES";
 
 impl SandboxSettings {
     /// Resolves the sandbox settings of a session.
@@ -147,15 +179,70 @@ impl SandboxSettings {
             }
             exists
         });
+        let env_keep = Self::env_keep(sources, &mut warnings);
+        let mut read_only = sources.user.sandbox.read_only.clone();
+        read_only.extend(sources.project.sandbox.read_only.iter().cloned());
         Ok(Self {
             mode,
             required,
             network,
             writable_roots: roots,
             env_remove: sources.secret_vars(),
+            env_keep,
+            env_names: sources.env.vars.keys().cloned().collect(),
+            deny_read: sources
+                .user
+                .sandbox
+                .deny_read
+                .iter()
+                .chain(&sources.project.sandbox.deny_read)
+                .cloned()
+                .collect(),
+            read_only: absolute_roots(&read_only, sources),
+            global_git_configs: global_git_configs(sources),
+            git_config_count: sources
+                .env
+                .get("GIT_CONFIG_COUNT")
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0),
+            create_agents_dir: sources.trusted,
+            no_namespaces: sources.env.get(NO_NAMESPACES_ENV) == Some("1"),
             warnings,
         })
     }
+
+    /// `env_keep`: the user's, and the project's in a trusted workspace (ignored with a
+    /// warning in `warnings` otherwise).
+    pub(crate) fn env_keep(sources: &Sources, warnings: &mut Vec<String>) -> Vec<String> {
+        let mut keep = sources.user.sandbox.env_keep.clone();
+        if !sources.project.sandbox.env_keep.is_empty() {
+            if sources.trusted {
+                keep.extend(sources.project.sandbox.env_keep.iter().cloned());
+            } else {
+                warnings.push(format!(
+                    "{} sets [sandbox] env_keep, which gives commands secret variables; ignored because this workspace is not trusted (run `agent trust` to allow it)",
+                    sources.paths.project_file().display()
+                ));
+            }
+        }
+        keep
+    }
+}
+
+/// The user's git config files: `~/.gitconfig`, and `git/config` under `$XDG_CONFIG_HOME`
+/// (when absolute) or `~/.config`.
+fn global_git_configs(sources: &Sources) -> Vec<PathBuf> {
+    let home = sources.paths.home.as_ref();
+    let xdg = sources
+        .env
+        .get("XDG_CONFIG_HOME")
+        .filter(|x| x.starts_with('/'))
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")));
+    home.map(|h| h.join(".gitconfig"))
+        .into_iter()
+        .chain(xdg.map(|x| x.join("git/config")))
+        .collect()
 }
 
 /// `[sandbox] mode` of one file: the mode and whether it is `required`.

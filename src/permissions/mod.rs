@@ -23,19 +23,21 @@
 //!   those named literally, through `~`, `$HOME`, `$AGENT_HOME`, a literal value the line
 //!   assigns, `$(echo literal)`, or a glob; values only known at run time are not checked
 //!   (the sandbox confines what commands can do). A recursive search (`grep -r`, `rg`,
-//!   `find`) over a directory holding a denied path is `ask`.
+//!   `find`) over a directory holding a denied path is `ask`, and so is one that follows
+//!   symlinks (`grep -R`, `rg -L`, `find -L`) over a tree holding a link to one.
 //! - Reading `.env` files with `read_file` is `ask` (their secrets would go to the model
 //!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
 mod by_name;
 pub(crate) mod decision;
-pub(crate) mod defaults;
+pub mod defaults;
 pub(crate) mod paths;
 mod printed;
 mod rate;
 pub mod rules;
 pub mod shell;
+pub(crate) mod symlinks;
 
 use std::path::Path;
 
@@ -185,7 +187,7 @@ impl PermissionEngine {
     }
 
     /// Rates access to a resolved path by a file tool (`write` for write_file/str_replace).
-    pub(crate) fn check_file(&self, tool: &str, path: &Path, write: bool) -> Evaluation {
+    pub fn check_file(&self, tool: &str, path: &Path, write: bool) -> Evaluation {
         let shown = path.display().to_string();
         let mut part = self.file_part(tool, path, write);
         part.command = shown.clone();

@@ -1,57 +1,45 @@
 //! The hidden `agent __sandbox <policy> -- PROGRAM ARGS...` entry point.
 //!
-//! Runs in a fresh child of the agent (never in the agent itself): parses the policy, confines
-//! itself with Landlock and seccomp, closes every inherited descriptor above stderr, and execs
-//! the program, which inherits the confinement. It does nothing else (no config, no runtime),
-//! so it starts in about a millisecond. If anything fails the program does not run: the
-//! helper returns a [`HelperError`], which the binary prints as one line starting with
-//! [`ERROR_PREFIX`] before it exits with the error's code ([`SETUP_FAILED`] or
-//! [`EXEC_FAILED`]).
+//! Runs in a fresh child of the agent (never in the agent itself): parses the policy and hands
+//! over to [`super::supervise`], which starts the init of new namespaces when the policy asks
+//! for them ([`super::namespaces`]: mounts, `/proc`) and forks the shell's process. That process confines itself with Landlock and seccomp, closes every inherited
+//! descriptor above stderr, and execs the program, which inherits the confinement. The helper
+//! does nothing else (no config, no runtime), so it starts in about a millisecond. If anything
+//! fails the program does not run: the helper prints one line starting with [`super::protocol::ERROR_PREFIX`]
+//! and exits with [`super::protocol::SETUP_FAILED`].
 
 use std::ffi::OsString;
 
 use super::policy::Policy;
+use super::protocol::{EXEC_FAILED, SETUP_FAILED, fail};
 
 /// The subcommand name, `argv[1]` of the helper.
 pub(crate) const NAME: &str = "__sandbox";
-/// Exit code when the sandbox could not be applied and the command did not run (as `env`
-/// and `timeout` use 125 for their own failures).
-pub(crate) const SETUP_FAILED: i32 = 125;
-/// Exit code when the program could not be executed (as shells use 127).
-pub(crate) const EXEC_FAILED: i32 = 127;
-/// Start of the helper's own error line on stderr.
-pub(crate) const ERROR_PREFIX: &str = "agent: sandbox error:";
-
-/// Why the helper did not run the command; its display is the line for stderr.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{ERROR_PREFIX} {message}")]
-pub(crate) struct HelperError {
-    /// [`SETUP_FAILED`] or [`EXEC_FAILED`].
-    pub(crate) code: i32,
-    pub(crate) message: String,
-}
-
-impl HelperError {
-    fn new(code: i32, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// Runs the helper with the arguments after `__sandbox`; returns only on failure (on success
-/// the process has become the command).
-pub(crate) fn main(args: &[OsString]) -> HelperError {
+/// Runs the helper with the arguments after `__sandbox`; returns only on failure, with the
+/// exit code to use.
+pub(crate) fn main(args: &[OsString]) -> i32 {
     let (policy, command) = match Policy::parse(args) {
         Ok(parsed) => parsed,
-        Err(error) => return HelperError::new(SETUP_FAILED, error.to_string()),
+        Err(error) => return fail(SETUP_FAILED, &error.to_string()),
     };
-    if let Err(error) = confine(&policy) {
-        return HelperError::new(SETUP_FAILED, format!("{error}; the command did not run"));
+    super::supervise::run(&policy, &|orphan_guard| {
+        exec_confined(&policy, &command, orphan_guard)
+    })
+}
+
+/// In the shell's own process: confine, close inherited descriptors, exec. Returns only on
+/// failure, with the exit code. With `orphan_guard` the process dies with its parent (the
+/// supervisor) even if that one is killed outright.
+fn exec_confined(policy: &Policy, command: &[OsString], orphan_guard: bool) -> i32 {
+    if orphan_guard {
+        // SAFETY: prctl(2) with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    }
+    if let Err(error) = confine(policy) {
+        return fail(SETUP_FAILED, &format!("{error}; the command did not run"));
     }
     close_inherited_descriptors();
-    exec(&command)
+    exec(command)
 }
 
 /// Why the helper could not confine itself.
@@ -92,14 +80,14 @@ fn close_inherited_descriptors() {
     }
 }
 
-fn exec(command: &[OsString]) -> HelperError {
+fn exec(command: &[OsString]) -> i32 {
     use std::os::unix::process::CommandExt;
     let Some((program, rest)) = command.split_first() else {
-        return HelperError::new(SETUP_FAILED, "no command");
+        return fail(SETUP_FAILED, "no command");
     };
     let error = std::process::Command::new(program).args(rest).exec();
-    HelperError::new(
+    fail(
         EXEC_FAILED,
-        format!("cannot run `{}`: {error}", program.to_string_lossy()),
+        &format!("cannot run `{}`: {error}", program.to_string_lossy()),
     )
 }

@@ -127,3 +127,35 @@ pub(crate) fn new_session() -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Asks for `signal` when the parent (the agent, pid `parent`) dies, and fails when it is
+/// already gone. For the forked child before exec; async-signal-safe.
+pub(crate) fn die_with_parent(signal: i32, parent: u32) -> std::io::Result<()> {
+    // SAFETY: prctl(2) and getppid(2) with integer arguments, no memory effects.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if u32::try_from(libc::getppid()).ok() != Some(parent) {
+            return Err(std::io::Error::other("the agent exited"));
+        }
+    }
+    Ok(())
+}
+
+/// Duplicates `fd` onto `target` without close-on-exec (when `fd` already is `target`, only
+/// clears the flag: `dup2` would leave it). Async-signal-safe.
+pub(crate) fn dup_to(fd: i32, target: i32) -> std::io::Result<()> {
+    // SAFETY: dup2(2)/fcntl(2) on descriptors of this process.
+    let result = unsafe {
+        if fd == target {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, target)
+        }
+    };
+    if result < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}

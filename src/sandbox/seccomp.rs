@@ -2,7 +2,8 @@
 //!
 //! Always refused (`EPERM`): loading kernel modules, kexec, reboot, swap, `open_by_handle_at`
 //! (opens files by inode, around path rules), bpf, perf events, userfaultfd, kernel keyrings,
-//! io_uring (its operations bypass seccomp), clock setting, mounts, quotas, raw port I/O, and
+//! io_uring (its operations bypass seccomp), clock setting, mounts (the old and the new mount
+//! API, so the namespaces' hidden and read-only mounts cannot be undone), quotas, raw port I/O, and
 //! the `TIOCSTI`/`TIOCLINUX` ioctls (keystroke injection into a terminal). Mostly matters when
 //! the agent runs as root, where Landlock alone leaves these capabilities usable.
 //!
@@ -103,6 +104,13 @@ fn always_denied() -> Vec<i64> {
         libc::SYS_mount,
         libc::SYS_umount2,
         libc::SYS_pivot_root,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
         libc::SYS_quotactl,
     ];
     #[cfg(target_arch = "x86_64")]

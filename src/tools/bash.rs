@@ -276,8 +276,7 @@ mod tests {
     fn sandbox_blocks_are_explained_for_confined_commands_only() {
         let policy = Policy {
             mode: SandboxMode::ReadOnly,
-            network: false,
-            writable: Vec::new(),
+            ..Policy::default()
         };
         let text = "curl: (6) Could not resolve host: example.com\n";
         let confined = outcome(text, Ending::Exited(6), Confinement::Confined(policy));

@@ -18,6 +18,8 @@ mod reports;
 mod request_shape;
 mod sandbox;
 mod sandbox_bench;
+mod sandbox_reports;
+mod sandbox_routes;
 mod session;
 mod six_step;
 mod sse_props;

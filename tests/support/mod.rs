@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod env;
+pub(crate) mod kernel;
 pub(crate) mod mock;
 pub(crate) mod outside;
 pub(crate) mod sse;
