@@ -29,6 +29,10 @@ pub(crate) async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exi
             (Exit::Stopped, message)
         }
         TurnOutcome::Failed { message } => (Exit::Failure, message),
+        TurnOutcome::Refused { message } => (
+            Exit::Stopped,
+            format!("a UserPromptSubmit hook refused the prompt: {message}"),
+        ),
     };
     agent.sink().emit(AgentEvent::Error { message });
     exit

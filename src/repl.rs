@@ -343,6 +343,9 @@ async fn run_task(agent: &mut Agent, task: &str) {
         TurnOutcome::BudgetExhausted { message }
         | TurnOutcome::Failed { message }
         | TurnOutcome::Repeating { message } => message,
+        TurnOutcome::Refused { message } => {
+            format!("a UserPromptSubmit hook refused the prompt: {message}")
+        }
     };
     agent.sink().emit(AgentEvent::Error { message });
 }

@@ -226,6 +226,8 @@ impl Agent {
             .replace(SessionLog::resume(info.path, loaded.header));
         self.context.reset();
         self.governor.set_session_id(&self.saved.session.id());
+        self.governor
+            .set_transcript(Some(self.saved.session.path()));
         Ok(summary)
     }
 
@@ -239,6 +241,8 @@ impl Agent {
         let log = new_session_log(&self.paths, &self.client.endpoint().model);
         self.saved.session.replace(log);
         self.governor.set_session_id(&self.saved.session.id());
+        self.governor
+            .set_transcript(Some(self.saved.session.path()));
         self.saved.todos.set(Vec::new());
         self.saved
             .todos_seen

@@ -37,6 +37,24 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`: MCP servers whose tools are offered (issue 17).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, super::mcp_servers::McpServerSpec>,
+    /// `[[hooks.EVENT]]`: commands run on session events (issue 18), by event name.
+    #[serde(default)]
+    pub(crate) hooks: BTreeMap<String, Vec<super::hooks::HookSpec>>,
+    #[serde(default)]
+    pub(crate) ui: UiSection,
+}
+
+/// `[ui]`: how the terminal is told that the agent waits or finished (issue 18).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UiSection {
+    /// `auto` (default: bell, plus a desktop notification where the terminal has one),
+    /// `bell`, `command` (run `notify_command`), or `off`.
+    pub(crate) notify: Option<String>,
+    /// The program run by `notify = "command"` (`sh -c`, the message in `$1`).
+    pub(crate) notify_command: Option<String>,
+    /// Seconds a turn must take before its end is notified (default 30).
+    pub(crate) notify_after: Option<f64>,
 }
 
 /// `[model]`: how the loop treats the model (SPEC §3.5).
@@ -208,6 +226,8 @@ impl FileConfig {
         config.check_rule_tools(path)?;
         config.check_prices(path)?;
         super::mcp_servers::check(&config.mcp_servers, path)?;
+        super::hooks::check(&config.hooks, path)?;
+        super::ui::check(&config.ui, path)?;
         Ok(config)
     }
 
