@@ -181,6 +181,28 @@ impl Governor {
         outcome
     }
 
+    /// `tool_name` and `tool_input`; a file tool's input also gets `file_path`, the path made
+    /// absolute against the workspace, as Claude Code's hook scripts read it.
+    fn tool_fields(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut input = input.clone();
+        if let Some(fields) = input.as_object_mut()
+            && !fields.contains_key("file_path")
+            && let Some(path) = fields.get("path").and_then(serde_json::Value::as_str)
+            && let Some(hooks) = self.hooks.get()
+        {
+            let absolute = hooks.workspace().join(path).display().to_string();
+            fields.insert("file_path".into(), absolute.into());
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_name".into(), tool.into());
+        fields.insert("tool_input".into(), input);
+        fields
+    }
+
     /// `PostToolUse`: hooks see the call and its result; a block or context goes to the
     /// model after the result.
     fn post_tool_hooks(&self, call: &ToolCall, outcome: &mut DispatchOutcome) {
@@ -191,7 +213,7 @@ impl Governor {
         {
             return;
         }
-        let mut fields = tool_fields(&call.name, &tool_input(call));
+        let mut fields = self.tool_fields(&call.name, &tool_input(call));
         let mut response = serde_json::Map::new();
         response.insert("output".into(), outcome.content.clone().into());
         response.insert("ok".into(), outcome.ok.into());
@@ -525,7 +547,11 @@ impl Policy for Governor {
 
     fn pre_tool(&self, tool: &str, args: &Args) -> HookGate {
         let input = serde_json::Value::Object(args.clone());
-        let outcome = self.run_hooks(HookEvent::PreToolUse, Some(tool), tool_fields(tool, &input));
+        let outcome = self.run_hooks(
+            HookEvent::PreToolUse,
+            Some(tool),
+            self.tool_fields(tool, &input),
+        );
         match outcome.block {
             // Exit 2 or `decision: block`: the call is not run; stderr goes to the model.
             Some(reason) => HookGate {

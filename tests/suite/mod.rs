@@ -9,6 +9,7 @@ mod e2e;
 mod examples;
 mod file_tools;
 mod governance;
+mod hooks;
 mod mcp;
 mod permissions;
 mod provider;

@@ -81,6 +81,13 @@ pub(crate) fn read(event: HookEvent, command: &str, ran: &Ran) -> Verdict {
         Ending::Exited(126) => {
             return warn(format!("is not executable (exit 126){}", stderr_line(ran)));
         }
+        // A shell reports a child killed by signal N as 128 + N.
+        Ending::Exited(code @ 129..=192) => {
+            return warn(format!(
+                "exited with code {code} (killed by signal {})",
+                code - 128
+            ));
+        }
         Ending::Exited(code) => {
             return warn(format!("failed with exit code {code}{}", stderr_line(ran)));
         }
