@@ -135,6 +135,7 @@ impl Agent {
                 })
                 .collect(),
         );
+        self.commands = memory.commands;
         self.saved.todos = memory.todos;
         self.saved
             .todos_seen

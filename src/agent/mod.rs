@@ -81,6 +81,8 @@ pub struct Agent {
     /// The session's MCP servers, when any are configured (their tools reach the model
     /// through the registry).
     mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// Custom slash commands of the session (`set_memory`).
+    commands: Arc<crate::context::commands::Commands>,
     /// Context from `SessionStart` hooks, for the next turn.
     session_context: Vec<String>,
     /// The governor the context manager's `PreCompact` hooks go to (replaced with it).
@@ -131,6 +133,7 @@ impl Agent {
             coach,
             settings: parts.loop_settings,
             mcp: None,
+            commands: Arc::default(),
             session_context: Vec::new(),
             compact_governor,
         }
@@ -171,6 +174,11 @@ impl Agent {
     /// The workspace, working directory and `$AGENT_HOME` of this session.
     pub(crate) fn paths(&self) -> &Paths {
         &self.paths
+    }
+
+    /// The custom slash commands (`/name args`).
+    pub(crate) fn commands(&self) -> &crate::context::commands::Commands {
+        &self.commands
     }
 
     pub fn history(&self) -> &[Message] {

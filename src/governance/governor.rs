@@ -493,17 +493,6 @@ fn tool_input(call: &ToolCall) -> serde_json::Value {
         .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()))
 }
 
-/// `tool_name` and `tool_input`.
-fn tool_fields(
-    tool: &str,
-    input: &serde_json::Value,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut fields = serde_json::Map::new();
-    fields.insert("tool_name".into(), tool.into());
-    fields.insert("tool_input".into(), input.clone());
-    fields
-}
-
 impl Policy for Governor {
     fn on_usage(&self, usage: &Usage) {
         self.record_usage(usage);

@@ -3,6 +3,7 @@ mod bash_tool;
 mod bench_context;
 mod cli;
 mod closed_pipe;
+mod commands;
 mod context;
 mod doctor;
 mod e2e;
