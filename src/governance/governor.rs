@@ -203,7 +203,8 @@ impl Governor {
         fields
     }
 
-    /// `PostToolUse`: hooks see the call and its result; a block or context goes to the
+    /// `PostToolUse` (after a call that succeeded, as in Claude Code): hooks see the call and
+    /// its result; a block or context goes to the
     /// model after the result.
     fn post_tool_hooks(&self, call: &ToolCall, outcome: &mut DispatchOutcome) {
         if !self
@@ -568,9 +569,9 @@ impl Policy for Governor {
     }
 
     fn after_tool(&self, call: &ToolCall, outcome: &mut DispatchOutcome, took: Duration) {
-        let ran = outcome.decision.is_some() && !outcome.blocked;
+        let succeeded = outcome.ok && outcome.decision.is_some() && !outcome.blocked;
         self.settle(call, outcome, took);
-        if ran {
+        if succeeded {
             self.post_tool_hooks(call, outcome);
         }
     }
