@@ -352,6 +352,7 @@ fn memory_command(agent: &mut Agent, input: Input) {
             Ok(summary) => {
                 let message = agent.resume_notice(&summary);
                 agent.sink().emit(AgentEvent::Notice { message });
+                agent.start_hooks("resume");
             }
             Err(error) => agent.sink().emit(AgentEvent::Error {
                 message: error.to_string(),

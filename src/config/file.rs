@@ -41,20 +41,7 @@ pub struct FileConfig {
     #[serde(default)]
     pub(crate) hooks: BTreeMap<String, Vec<super::hooks::HookSpec>>,
     #[serde(default)]
-    pub(crate) ui: UiSection,
-}
-
-/// `[ui]`: how the terminal is told that the agent waits or finished (issue 18).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct UiSection {
-    /// `auto` (default: bell, plus a desktop notification where the terminal has one),
-    /// `bell`, `command` (run `notify_command`), or `off`.
-    pub(crate) notify: Option<String>,
-    /// The program run by `notify = "command"` (`sh -c`, the message in `$1`).
-    pub(crate) notify_command: Option<String>,
-    /// Seconds a turn must take before its end is notified (default 30).
-    pub(crate) notify_after: Option<f64>,
+    pub(crate) ui: super::ui::UiSection,
 }
 
 /// `[model]`: how the loop treats the model (SPEC §3.5).

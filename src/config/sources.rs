@@ -167,7 +167,7 @@ impl Sources {
                 user_file.display()
             ));
         }
-        if self.project.ui != super::file::UiSection::default() {
+        if self.project.ui != super::ui::UiSection::default() {
             warnings.push(format!(
                 "ignoring [ui] in the project config {}: only {} may set it; move it there",
                 file.display(),

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::file::UiSection;
+use serde::Deserialize;
+
 use super::{ConfigError, Sources};
 
 /// Seconds a turn must take before its end is notified (issue 18).
@@ -60,6 +61,19 @@ impl DesktopEscape {
             DesktopEscape::None
         }
     }
+}
+
+/// `[ui]`: how the terminal is told that the agent waits or finished (issue 18).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UiSection {
+    /// `auto` (default: bell, plus a desktop notification where the terminal has one),
+    /// `bell`, `command` (run `notify_command`), or `off`.
+    pub(crate) notify: Option<String>,
+    /// The program run by `notify = "command"` (`sh -c`, the message in `$1`).
+    pub(crate) notify_command: Option<String>,
+    /// Seconds a turn must take before its end is notified (default 30).
+    pub(crate) notify_after: Option<f64>,
 }
 
 /// Checks `[ui]`: a known `notify` value, a command when it is `command`, a threshold.
