@@ -447,3 +447,73 @@ fn post_tool_use_runs_a_formatter_after_an_edit_and_its_feedback_reaches_the_mod
         "{result}"
     );
 }
+
+#[test]
+fn a_hook_ask_puts_an_allowed_call_to_the_user() {
+    if std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .is_ok()
+    {
+        eprintln!("skipped: a controlling terminal would be asked");
+        return;
+    }
+    // `ls` is allowed by the default rules; the hook asks, no terminal can answer: declined.
+    let server = MockServer::start(bash_then_done("ls"));
+    let env = TestEnv::with_server(&server);
+    let ask = script(
+        &env,
+        "ask.sh",
+        r#"echo '{"permissionDecision":"ask","reason":"look first"}'"#,
+    );
+    env.config(&hook("PreToolUse", None, &ask.display().to_string()));
+    let output = env.run(&["--json", "list files"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let requested: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "approval.requested")
+        .collect();
+    assert_eq!(requested.len(), 1, "{stdout}");
+    assert_eq!(requested[0]["reason"], "a PreToolUse hook asks: look first");
+    assert!(
+        tool_result(&server).starts_with("The user denied this tool call: approval was needed"),
+        "{}",
+        tool_result(&server)
+    );
+}
+
+#[test]
+fn session_start_adds_context_and_session_end_runs_at_exit() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["hello"]))]);
+    let env = TestEnv::with_server(&server);
+    let ended = env.outside().join("ended.json");
+    let start = script(&env, "start.sh", "echo 'Open tickets: 3.'");
+    let end = script(&env, "end.sh", &format!("cat > '{}'", ended.display()));
+    env.config(&format!(
+        "{}{}",
+        hook(
+            "SessionStart",
+            Some("startup"),
+            &start.display().to_string()
+        ),
+        hook("SessionEnd", None, &end.display().to_string())
+    ));
+    let output = env.run(&["hi"]);
+    assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
+    let messages = server.chat_requests()[0].messages();
+    assert!(
+        messages[2]["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Context added by the user's hooks:\nOpen tickets: 3."),
+        "{messages:?}"
+    );
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&ended).unwrap()).unwrap();
+    assert_eq!(
+        (&input["hook_event_name"], &input["reason"]),
+        (&json!("SessionEnd"), &json!("exit"))
+    );
+}
