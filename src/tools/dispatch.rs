@@ -250,10 +250,12 @@ impl Dispatcher<'_> {
                     evaluation,
                 };
                 let by_name = matches!(access, Access::Opaque(_));
-                self.policy.waiting(&format!(
-                    "agent needs your approval to run {tool_name}: {}",
-                    request.subject
-                ));
+                if self.approver.asks_a_person() {
+                    self.policy.waiting(&format!(
+                        "agent needs your approval to run {tool_name}: {}",
+                        request.subject
+                    ));
+                }
                 self.ask(request, ctx.cancel, by_name)
             }
         }

@@ -466,7 +466,13 @@ fn approvals_and_finished_turns_ring_the_terminal_unless_notify_is_off() {
             Reply::Sse(text_events(&["all done"])),
         ]);
         let env = TestEnv::with_server(&server);
-        env.config(&format!("[ui]\nnotify = \"{notify}\"\nnotify_after = 0\n"));
+        // A Notification hook hears of the approval too.
+        let heard = env.outside().join("notification.json");
+        env.config(&format!(
+            "[ui]\nnotify = \"{notify}\"\nnotify_after = 0\n\
+             [[hooks.Notification]]\ncommand = \"cat > '{}'\"\n",
+            heard.display()
+        ));
         let mut pty = Pty::start_in(env, &server, &[], &[]);
         pty.expect("›", WAIT);
         pty.send("make the file\r");
@@ -486,6 +492,13 @@ fn approvals_and_finished_turns_ring_the_terminal_unless_notify_is_off() {
             after_answer.contains('\x07'),
             ringing,
             "{notify}: {after_answer:?}"
+        );
+        let input: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&heard).unwrap()).unwrap();
+        assert_eq!(input["hook_event_name"], "Notification");
+        assert_eq!(
+            input["message"],
+            "agent needs your approval to run bash: touch rung.txt"
         );
     }
 }
