@@ -5,8 +5,8 @@
 
 use super::endpoint::Endpoint;
 use super::{
-    ConfigError, ContextSettings, GovernanceSettings, LoopSettings, McpSettings, Paths,
-    PermissionSettings, ProviderSettings, SandboxSettings, Sources, UiSettings,
+    ConfigError, ContextSettings, GovernanceSettings, HookSettings, LoopSettings, McpSettings,
+    Paths, PermissionSettings, ProviderSettings, SandboxSettings, Sources, UiSettings,
 };
 
 /// The resolved settings of one session.
@@ -29,6 +29,8 @@ pub struct Settings {
     pub loop_settings: LoopSettings,
     /// The MCP servers to start (project servers only in a trusted workspace).
     pub(crate) mcp: McpSettings,
+    /// The hooks to run (project hooks only in a trusted workspace).
+    pub(crate) hooks: HookSettings,
     /// `--json`, `--yes`, colours, history file: for the face.
     pub(crate) ui: UiSettings,
     /// `--resume [ID]`: `Some("")` for the newest session of the workspace.
@@ -39,7 +41,7 @@ pub struct Settings {
 
 impl Settings {
     /// Resolves every part, in this order: endpoint, provider, permissions, governance,
-    /// context, sandbox, loop, MCP servers, UI.
+    /// context, sandbox, loop, MCP servers, hooks, UI.
     ///
     /// # Errors
     /// The first [`ConfigError`]: a missing or bad endpoint, a bad value in a config file.
@@ -61,6 +63,7 @@ impl Settings {
             sandbox,
             loop_settings,
             mcp: McpSettings::resolve(sources),
+            hooks: HookSettings::resolve(sources),
             ui: UiSettings::resolve(sources),
             resume: sources.flags.resume.clone(),
             warnings: sources.ignored_in_project(),

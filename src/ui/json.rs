@@ -16,6 +16,7 @@
 //! | `tool.finished` | `call_id`, `tool`, `ok`, `output` (what the model receives), `duration_ms`, `diff` (unified diff of an edit, or null) |
 //! | `retry` | `attempt`, `max_attempts`, `delay_ms`, `reason` |
 //! | `notice`, `warning`, `error` | `message` |
+//! | `hook` | `event` (`PreToolUse`, `Stop`, ...), `command`, `result` (`ok`/`blocked`/`allow`/`ask`/`deny`/`warning`), `exit_code` (null on a timeout or signal), `duration_ms`, `warning` (string or null) |
 //! | `turn.completed` | `usage` (`prompt_tokens`, `completion_tokens`, `cached_tokens`, `cost_usd`; null when not reported), `model_calls`, `context_tokens`, `context_window` |
 //!
 //! Progress of a reply held back as a possible tool call ([`AgentEvent::TextHeld`]) is not
@@ -130,6 +131,15 @@ pub(crate) enum JsonEvent<'a> {
     Warning { message: &'a str },
     #[serde(rename = "error")]
     Error { message: &'a str },
+    #[serde(rename = "hook")]
+    Hook {
+        event: &'a str,
+        command: &'a str,
+        result: &'a str,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        warning: Option<&'a str>,
+    },
     #[serde(rename = "todos.changed")]
     TodosChanged {
         todos: &'a [crate::tools::todos::Todo],
@@ -264,6 +274,21 @@ impl<'a> JsonEvent<'a> {
             AgentEvent::Warning { message } => JsonEvent::Warning { message },
             AgentEvent::Error { message } => JsonEvent::Error { message },
             AgentEvent::TodosChanged { todos } => JsonEvent::TodosChanged { todos },
+            AgentEvent::HookRan {
+                event,
+                command,
+                result,
+                exit_code,
+                duration,
+                warning,
+            } => JsonEvent::Hook {
+                event,
+                command,
+                result,
+                exit_code: *exit_code,
+                duration_ms: millis(*duration),
+                warning: warning.as_deref(),
+            },
             AgentEvent::Subagent { event } => JsonEvent::Subagent {
                 event: Box::new(JsonEvent::of(event.as_ref())?),
             },
