@@ -62,6 +62,10 @@
 //!
 //! Start reading at [`run()`] (from arguments to a session), then [`agent::turn::run`].
 
+// These docs are for the crate's developers and link to its private items (most are
+// `pub(crate)`): read them with `cargo doc --no-deps --document-private-items`. Broken links
+// still warn.
+#![allow(rustdoc::private_intra_doc_links)]
 // A closed stdout/stderr must not panic: print with `out!`/`outln!`/`errln!` (src/ui/print.rs).
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
