@@ -64,6 +64,10 @@ pub struct RunArgs {
     pub(crate) directory: Option<PathBuf>,
 
     /// Chat-completions endpoint, e.g. https://api.openai.com/v1 (overrides BASE_URL).
+    #[allow(
+        rustdoc::bare_urls,
+        reason = "the comment is the --help text, shown as typed"
+    )]
     #[arg(long, value_name = "URL", global = true)]
     pub(crate) base_url: Option<String>,
 

@@ -1,5 +1,5 @@
 //! How a run of `agent` ends (SPEC §3.3): the exit codes, and the errors that end a run
-//! early, each knowing its code. [`crate::run`] is the one place that prints an error.
+//! early, each knowing its code. [`crate::run()`] is the one place that prints an error.
 
 use std::process::ExitCode;
 
@@ -44,7 +44,7 @@ impl From<Exit> for ExitCode {
 }
 
 /// Why a run ended before its work was done. Printed once, as `agent: error: <message>`,
-/// by [`crate::run`]; [`Error::code`] is the exit code.
+/// by [`crate::run()`]; [`Error::code`] is the exit code.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
     /// A missing endpoint or a bad value in a flag, the environment or a config file.

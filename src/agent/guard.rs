@@ -4,7 +4,7 @@
 //!
 //! Models of every size fall into this (users of other agents report 20–50 identical calls
 //! in a row); without a guard it runs until `--max-turns` or a budget stops it. The limit is
-//! `[model] max_identical_calls` (default [`DEFAULT_LIMIT`]; 0 turns the guard off). The
+//! `[model] max_identical_calls` (default [`crate::config::loop_settings::DEFAULT_REPEAT_LIMIT`]; 0 turns the guard off). The
 //! streak is per turn; a different call, or a different result, starts it again.
 
 use crate::model::ToolCall;

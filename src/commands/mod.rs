@@ -1,6 +1,6 @@
 //! The subcommands, at the edge: each reads the settings it needs, does its job, prints its
 //! own output, and returns how the run ends ([`Exit`]) or an [`Error`] that knows its exit
-//! code, which [`crate::run`] prints. None of them starts a session.
+//! code, which [`crate::run()`] prints. None of them starts a session.
 //!
 //! | subcommand | module | reads |
 //! |---|---|---|

@@ -9,7 +9,7 @@
 //! - [`text_calls`]: tool calls that small local models write as text; [`holdback`] keeps
 //!   such text off the screen while it streams.
 //! - [`classify`]: what an error answer says; [`retry`]: what is retried and how long to wait.
-//! - [`settings`]: `[provider]` from config.toml as [`ProviderSettings`].
+//! - [`ProviderSettings`]: `[provider]` from config.toml, resolved in `config/provider.rs`.
 //!
 //! I/O: [`client`] (one request: attempts, retries, session-wide adjustments) built on
 //! [`exchange`] (one HTTP attempt) and [`models`] (`GET /models` for `agent doctor`).

@@ -218,22 +218,54 @@ fn probe_in_child(maps: &IdMaps) -> io::Result<()> {
     Ok(())
 }
 
+/// Why the namespaces or their mounts could not be set up: the step and the path that
+/// failed, with the kernel's error. The command does not run then; the helper reports it as
+/// its error line ([`super::protocol::fail`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    #[error("cannot create a pipe: {0}")]
+    Pipe(io::Error),
+    #[error("cannot create namespaces: {0}")]
+    Namespaces(io::Error),
+    #[error("cannot write the user namespace's id maps: {0}")]
+    IdMaps(io::Error),
+    #[error("cannot read the working directory: {0}")]
+    WorkingDirectory(io::Error),
+    #[error("cannot make mounts private: {0}")]
+    Private(io::Error),
+    #[error("cannot pin `{}`: {source}", .path.display())]
+    Pin { path: PathBuf, source: io::Error },
+    #[error("cannot make read-only `{}`: {source}", .path.display())]
+    ReadOnly { path: PathBuf, source: io::Error },
+    #[error("no directory to stage the empty mounts on")]
+    NoStaging,
+    #[error("cannot mount a tmpfs on `{}`: {source}", .path.display())]
+    Staging { path: PathBuf, source: io::Error },
+    #[error("cannot prepare the empty mounts: {0}")]
+    EmptyMounts(io::Error),
+    #[error("cannot make the empty mounts read-only: {0}")]
+    EmptyMountsReadOnly(io::Error),
+    #[error("cannot hide `{}`: {source}", .path.display())]
+    Hide { path: PathBuf, source: io::Error },
+    #[error("cannot mount /proc for the PID namespace: {0}")]
+    Proc(io::Error),
+    #[error("cannot enter `{}` again: {source}", .path.display())]
+    Reenter { path: PathBuf, source: io::Error },
+}
+
 /// Starts the command's init in new user, mount and PID namespaces (`clone(2)` with the
 /// namespace flags: the child is PID 1 of its namespace) and writes its id maps. Call it only
 /// in the single-threaded helper. Returns the child's pid in the parent and `0` in the child,
 /// which must then call [`setup`].
 ///
 /// # Errors
-/// A message for the parent when the namespaces cannot be created.
-pub(crate) fn spawn_init() -> Result<libc::pid_t, String> {
+/// [`SetupError`] for the parent when the namespaces cannot be created.
+pub(crate) fn spawn_init() -> Result<libc::pid_t, SetupError> {
     let maps = IdMaps::current();
     let mut sync = [0; 2];
     // SAFETY: pipe2 fills two descriptors.
     if unsafe { libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!(
-            "cannot create a pipe: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(SetupError::Pipe(io::Error::last_os_error()));
     }
     let flags = libc::c_ulong::try_from(NAMESPACES | libc::SIGCHLD).unwrap_or(0);
     // SAFETY: clone(2) without a new stack behaves like fork(2) in this single-threaded
@@ -241,10 +273,7 @@ pub(crate) fn spawn_init() -> Result<libc::pid_t, String> {
     let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
     let pid = libc::pid_t::try_from(pid).unwrap_or(-1);
     if pid < 0 {
-        return Err(format!(
-            "cannot create namespaces: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(SetupError::Namespaces(io::Error::last_os_error()));
     }
     if pid == 0 {
         // SAFETY: our own pipe ends.
@@ -260,7 +289,7 @@ pub(crate) fn spawn_init() -> Result<libc::pid_t, String> {
         };
         // SAFETY: our own pipe end.
         unsafe { libc::close(sync[0]) };
-        result.map_err(|e| format!("cannot write the user namespace's id maps: {e}"))?;
+        result.map_err(SetupError::IdMaps)?;
         return Ok(0);
     }
     // SAFETY: our own pipe end.
@@ -278,10 +307,9 @@ pub(crate) fn spawn_init() -> Result<libc::pid_t, String> {
 /// `/proc`, and enters the working directory again.
 ///
 /// # Errors
-/// A message naming the step and path that failed; the command must not run then.
-pub(crate) fn setup(policy: &Policy) -> Result<(), String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+/// [`SetupError`], naming the step and path that failed; the command must not run then.
+pub(crate) fn setup(policy: &Policy) -> Result<(), SetupError> {
+    let cwd = std::env::current_dir().map_err(SetupError::WorkingDirectory)?;
     mount(
         None,
         Path::new("/"),
@@ -289,23 +317,22 @@ pub(crate) fn setup(policy: &Policy) -> Result<(), String> {
         libc::MS_REC | libc::MS_SLAVE,
         None,
     )
-    .map_err(|e| format!("cannot make mounts private: {e}"))?;
+    .map_err(SetupError::Private)?;
     for (path, read_only) in ordered_binds(policy) {
-        bind_in_place(&path, read_only).map_err(|e| {
-            format!(
-                "cannot {} `{}`: {e}",
-                if read_only { "make read-only" } else { "pin" },
-                path.display()
-            )
+        bind_in_place(&path, read_only).map_err(|source| {
+            if read_only {
+                SetupError::ReadOnly { path, source }
+            } else {
+                SetupError::Pin { path, source }
+            }
         })?;
     }
     hide(&policy.hidden)?;
-    mount_proc().map_err(|e| format!("cannot mount /proc for the PID namespace: {e}"))?;
+    mount_proc().map_err(SetupError::Proc)?;
     // The working directory still points into the mounts as they were; entering it again
     // goes through the new ones (else `.git/config` relative to it would skip the read-only
     // bind of the workspace).
-    std::env::set_current_dir(&cwd)
-        .map_err(|e| format!("cannot enter `{}` again: {e}", cwd.display()))
+    std::env::set_current_dir(&cwd).map_err(|source| SetupError::Reenter { path: cwd, source })
 }
 
 /// Pinned paths (bound onto themselves, still writable: a mount point cannot be renamed or
@@ -362,7 +389,7 @@ fn remount_read_only(path: &Path) -> io::Result<()> {
 }
 
 /// Mounts an empty, unreadable, read-only directory or file over each of `hidden`.
-fn hide(hidden: &[PathBuf]) -> Result<(), String> {
+fn hide(hidden: &[PathBuf]) -> Result<(), SetupError> {
     if hidden.is_empty() {
         return Ok(());
     }
@@ -370,7 +397,7 @@ fn hide(hidden: &[PathBuf]) -> Result<(), String> {
         .iter()
         .map(Path::new)
         .find(|dir| dir.is_dir() && !hidden.iter().any(|h| h.starts_with(dir)))
-        .ok_or("no directory to stage the empty mounts on")?;
+        .ok_or(SetupError::NoStaging)?;
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     mount(
         Some(Path::new("tmpfs")),
@@ -379,19 +406,25 @@ fn hide(hidden: &[PathBuf]) -> Result<(), String> {
         flags,
         Some("size=4k,mode=0700"),
     )
-    .map_err(|e| format!("cannot mount a tmpfs on `{}`: {e}", stage.display()))?;
+    .map_err(|source| SetupError::Staging {
+        path: stage.to_path_buf(),
+        source,
+    })?;
     let result = stage_and_bind(stage, hidden);
     // A fresh /proc is mounted on top next; elsewhere the staging tmpfs is detached (slower:
     // unmounting waits for the kernel's RCU grace period). The binds stay either way.
     if stage != Path::new("/proc") {
-        let target = c_path(stage).map_err(|e| e.to_string())?;
+        let target = c_path(stage).map_err(|source| SetupError::Staging {
+            path: stage.to_path_buf(),
+            source,
+        })?;
         // SAFETY: umount2(2) on a NUL-terminated path.
         unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
     }
     result
 }
 
-fn stage_and_bind(stage: &Path, hidden: &[PathBuf]) -> Result<(), String> {
+fn stage_and_bind(stage: &Path, hidden: &[PathBuf]) -> Result<(), SetupError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     let dir = stage.join("empty-dir");
     let file = stage.join("empty-file");
@@ -407,10 +440,10 @@ fn stage_and_bind(stage: &Path, hidden: &[PathBuf]) -> Result<(), String> {
                 .map(drop)
         })
         .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o000)));
-    staged.map_err(|e| format!("cannot prepare the empty mounts: {e}"))?;
+    staged.map_err(SetupError::EmptyMounts)?;
     let read_only = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
     mount(None, stage, None, read_only | libc::MS_NOEXEC, None)
-        .map_err(|e| format!("cannot make the empty mounts read-only: {e}"))?;
+        .map_err(SetupError::EmptyMountsReadOnly)?;
     for path in hidden {
         let source = match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => &dir,
@@ -418,8 +451,12 @@ fn stage_and_bind(stage: &Path, hidden: &[PathBuf]) -> Result<(), String> {
             // Gone since the session started: nothing to hide.
             Err(_) => continue,
         };
-        mount(Some(source), path, None, libc::MS_BIND, None)
-            .map_err(|e| format!("cannot hide `{}`: {e}", path.display()))?;
+        mount(Some(source), path, None, libc::MS_BIND, None).map_err(|source| {
+            SetupError::Hide {
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //!
 //! - [`record`]: the line format.
 //! - [`log`]: the append-only writer.
-//! - [`load`]: replay, skipping torn or corrupt lines, and repair of interrupted calls.
-//! - [`list`]: listing and choosing the session to resume.
+//! - [`mod@load`]: replay, skipping torn or corrupt lines, and repair of interrupted calls.
+//! - [`mod@list`]: listing and choosing the session to resume.
 //! - [`handle`]: the running session's log, shared by the agent and its hooks.
 //!
 //! Session ids are `YYYYMMDD-HHMMSS-xxxx` (UTC start time and 4 hex digits), so they sort by

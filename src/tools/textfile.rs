@@ -75,7 +75,7 @@ pub(crate) fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> 
     fs::read(&r.real).map_err(|e| io_error("cannot read", r, &e))
 }
 
-/// `<doing> `<path>`: <error>` as an `io error`.
+/// `` <doing> `<path>`: <error> `` as an `io error`.
 pub(crate) fn io_error(doing: &str, r: &Resolved, error: &io::Error) -> ToolError {
     ToolError::new(ToolErrorKind::Io, format!("{doing} `{}`: {error}", r.shown))
 }

@@ -1,6 +1,6 @@
 //! The approval prompt on the terminal (§5.3).
 //!
-//! Shows the full command (control and invisible characters escaped, see [`super::visible`]),
+//! Shows the full command (control and invisible characters escaped, see [`crate::visible`]),
 //! then every part with its verdict, and for each part that needs approval its reason and the
 //! rule that matched. Answers: `y` once, `n` or Enter no, `a` always for this session (the
 //! prompt says exactly which command prefixes), `e` no and tell the model why. Any other key,

@@ -112,6 +112,59 @@ fn top_level_modules_depend_downwards_without_cycles() {
     );
 }
 
+/// Crates of the terminal and the command line, which only the face may use: below it the
+/// loop, the tools, the rule engine, the sandbox and the model know no terminal (printing
+/// is denied crate-wide by `clippy::print_stdout`/`print_stderr` in src/lib.rs).
+const FACE_CRATES: &[&str] = &["crossterm", "rustyline", "clap", "clap_complete"];
+
+#[test]
+fn only_the_face_uses_terminal_crates() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let face = LAYERS[0].1;
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let module = path_module(&src, &file);
+        let Some(top) = module.first() else { continue };
+        if face.contains(&top.as_str()) {
+            continue;
+        }
+        let text = strip(&std::fs::read_to_string(&file).unwrap_or_default());
+        for name in FACE_CRATES {
+            if uses_crate(&text, name) {
+                problems.push(format!(
+                    "{} uses `{name}`, a crate of the face",
+                    file.strip_prefix(&src).unwrap_or(&file).display()
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "below the face:\n  {}",
+        problems.join("\n  ")
+    );
+    assert!(uses_crate("use crossterm::style;", "crossterm"));
+    assert!(uses_crate("fn f() { ::clap::Parser::parse(); }", "clap"));
+    assert!(!uses_crate(
+        "use my_crossterm::x; let clap = 1;",
+        "crossterm"
+    ));
+    assert!(!uses_crate("let clap = 1;", "clap"));
+}
+
+/// Whether `text` names the crate `name` in a path (`name::…`).
+fn uses_crate(text: &str, name: &str) -> bool {
+    let pattern = format!("{name}::");
+    text.match_indices(&pattern).any(|(at, _)| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    })
+}
+
 /// The checker itself finds what it must: grouped imports, `super::` escaping the module,
 /// macros, sibling edges, and no edges from comments or strings.
 #[test]

@@ -1,6 +1,5 @@
 mod architecture;
 mod bash_tool;
-mod bench_context;
 mod cli;
 mod closed_pipe;
 mod commands;
@@ -19,7 +18,6 @@ mod pty;
 mod reports;
 mod request_shape;
 mod sandbox;
-mod sandbox_bench;
 mod sandbox_reports;
 mod sandbox_routes;
 mod session;

@@ -42,3 +42,71 @@ fn request_prefix_is_stable_between_requests() {
         }
     }
 }
+
+/// The invariant every mocked request is checked against (the mock's `Drop`) rejects what it
+/// must: an unanswered call (also at the end of a request), a result for no call, an empty
+/// assistant message, arguments that are not a JSON object; and a mock that received such a
+/// request fails the test that used it.
+#[test]
+fn the_mock_rejects_requests_that_break_the_tool_call_invariant() {
+    use std::io::{Read, Write};
+
+    use crate::support::sse::check_request_invariants;
+    use serde_json::json;
+    let call = |id: &str, args: &str| {
+        json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "bash", "arguments": args}}]})
+    };
+    let result = |id: &str| json!({"role": "tool", "tool_call_id": id, "content": "ok"});
+    let user = json!({"role": "user", "content": "go"});
+    let good = json!({"messages": [user, call("c1", "{}"), result("c1")]});
+    assert_eq!(check_request_invariants(&good), Ok(()));
+    for (broken, why) in [
+        (
+            json!({"messages": [user, call("c1", "{}")]}),
+            "not answered",
+        ),
+        (
+            json!({"messages": [user, call("c1", "{}"), user]}),
+            "not answered",
+        ),
+        (json!({"messages": [user, result("c9")]}), "unknown call"),
+        (
+            json!({"messages": [user, call("c1", "[1]"), result("c1")]}),
+            "not an object",
+        ),
+        (
+            json!({"messages": [user, {"role": "assistant", "content": ""}]}),
+            "empty assistant",
+        ),
+    ] {
+        let problem = check_request_invariants(&broken).expect_err(why);
+        assert!(problem.contains(why), "{problem}");
+    }
+
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["ok"]))]);
+    let body = json!({"messages": [user, call("c1", "{}")]}).to_string();
+    let address = server.base_url();
+    let address = address
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    assert_eq!(server.chat_requests().len(), 1);
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(server)));
+    let message = dropped.expect_err("the mock must fail a test whose request broke the invariant");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("not answered"), "{message}");
+}

@@ -116,5 +116,8 @@ pub(crate) fn check_request_invariants(body: &Value) -> Result<(), String> {
             }
         }
     }
+    if !open.is_empty() {
+        return Err(format!("the request ends with calls {open:?} not answered"));
+    }
     Ok(())
 }

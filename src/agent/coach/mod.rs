@@ -14,7 +14,7 @@
 //! tool call as text in this session.
 //!
 //! In every mode the user's words win: a request to show, tell or explain something, or one
-//! that says not to run or change anything ([`Intent`]), never gets a request to run or fix
+//! that says not to run or change anything ([`intent::Intent`]), never gets a request to run or fix
 //! it, and nothing shown in the answer to it is taken as a call.
 
 mod intent;

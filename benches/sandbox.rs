@@ -1,18 +1,112 @@
-//! Sandbox and capture benchmarks (BENCHMARKS.md). Ignored by default; run them optimized:
-//! `cargo test --release --test all -- --ignored --nocapture --test-threads 1 sandbox_bench`
-//! (or scripts/bench-sandbox.sh). Each prints one figure per line.
+//! Sandbox and process-execution benchmarks (BENCHMARKS.md, "Sandbox and process execution").
+//!
+//! Run: `cargo bench --bench sandbox` (all of them, as `scripts/bench-sandbox.sh` does), or
+//! name some: `cargo bench --bench sandbox -- startup session`. Each prints its figures, one
+//! per line:
+//! - `startup`: median wall time and the children's CPU time of `bash -c true` with the
+//!   sandbox off, workspace-write and read-only (300 runs each), the difference (the start-up
+//!   overhead), then Landlock only, namespaces with nothing to mount and namespaces with a
+//!   session's usual mounts (issue 15);
+//! - `capture`: capture of 1 GiB of text, wall MB/s and the capture's own CPU cost;
+//! - `rss`: peak RSS of the real `agent` binary during a one-shot session whose bash call
+//!   prints 1 GiB;
+//! - `session`: the session-start costs, the namespace probe and the walk for repositories.
+//!
+//! A benchmark that needs Landlock or namespaces the kernel lacks prints `SKIPPED: <reason>`.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, dead_code)]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agent::cancel::CancelToken;
-use agent::sandbox::exec::{self, Job};
+use agent::sandbox::exec::{self, ExecOutcome, Job};
 use agent::sandbox::{ExecSettings, NamespaceStatus, SandboxMode};
+use tempfile::TempDir;
 
-use super::sandbox::{Place, landlock, settings};
-use crate::support::kernel::namespaces;
-use crate::support::sse::{text_events, tool_events};
-use crate::support::{MockServer, Reply, TestEnv};
+use support::kernel::{landlock, namespaces};
+use support::sse::{text_events, tool_events};
+use support::{MockServer, Reply, TestEnv};
+
+fn main() {
+    let chosen: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let benches: [(&str, fn()); 4] = [
+        ("startup", startup_overhead),
+        ("capture", capture_throughput),
+        ("rss", peak_rss_one_gib),
+        ("session", session_start),
+    ];
+    println!(
+        "load average: {}, cores: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for (name, bench) in benches {
+        if chosen.is_empty() || chosen.iter().any(|c| name.contains(c.as_str())) {
+            bench();
+        }
+    }
+}
+
+/// A workspace and a directory beside it, outside every writable root (see
+/// `tests/support/outside.rs`).
+struct Place {
+    _root: TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+impl Place {
+    fn new() -> Self {
+        let root = support::outside::outside_dir();
+        let base = root.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        Self {
+            _root: root,
+            ws,
+            outside,
+        }
+    }
+
+    fn run(&self, settings: &ExecSettings, command: &str) -> ExecOutcome {
+        let job = Job {
+            command,
+            cwd: &self.ws,
+            workspace: &self.ws,
+            timeout: Duration::from_secs(30),
+            budget: 29_000,
+        };
+        let outcome = exec::run(&job, settings, &CancelToken::new()).unwrap();
+        assert_eq!(
+            outcome.sandbox_error, None,
+            "the helper failed: {outcome:?}"
+        );
+        outcome
+    }
+}
+
+fn settings(mode: SandboxMode, network: bool) -> ExecSettings {
+    ExecSettings {
+        mode,
+        network,
+        helper: PathBuf::from(env!("CARGO_BIN_EXE_agent")),
+        ..ExecSettings::default()
+    }
+}
 
 const GIB: u64 = 1 << 30;
 /// Prints exactly 1 GiB of readable text from one process (64-byte lines, 1 MiB writes), so
@@ -55,9 +149,7 @@ fn time_with(place: &Place, settings: &ExecSettings, runs: usize) -> (Duration, 
     (median(samples), cpu / u32::try_from(runs).unwrap())
 }
 
-#[test]
-#[ignore = "benchmark"]
-fn sandbox_bench_startup_overhead() {
+fn startup_overhead() {
     if !landlock() {
         return;
     }
@@ -65,7 +157,6 @@ fn sandbox_bench_startup_overhead() {
     let runs = 300;
     // Warm up the page cache and the helper binary.
     time_true(&place, SandboxMode::WorkspaceWrite, 20);
-    println!();
     let (off, off_cpu) = time_true(&place, SandboxMode::Off, runs);
     let (confined, confined_cpu) = time_true(&place, SandboxMode::WorkspaceWrite, runs);
     let (read_only, read_only_cpu) = time_true(&place, SandboxMode::ReadOnly, runs);
@@ -134,11 +225,8 @@ fn typical_mounts(place: &Place, mut settings: ExecSettings) -> ExecSettings {
     settings
 }
 
-#[test]
-#[ignore = "benchmark"]
-fn sandbox_bench_capture_throughput() {
+fn capture_throughput() {
     let place = Place::new();
-    println!();
     for mode in [SandboxMode::Off, SandboxMode::WorkspaceWrite] {
         if mode != SandboxMode::Off && !landlock() {
             continue;
@@ -169,9 +257,7 @@ fn sandbox_bench_capture_throughput() {
 /// Peak RSS of the real `agent` binary while a bash call prints 1 GiB: a one-shot session
 /// against the mock model, measured with wait4(2) (the figure is the maximum over the agent
 /// and the children it waited for, so an upper bound for the agent itself).
-#[test]
-#[ignore = "benchmark"]
-fn sandbox_bench_peak_rss_one_gib() {
+fn peak_rss_one_gib() {
     let args = serde_json::json!({ "command": ONE_GB_OF_TEXT, "timeout": 300 }).to_string();
     let server = MockServer::start(vec![
         Reply::Sse(tool_events("call_1", "bash", &args)),
@@ -236,9 +322,7 @@ fn sandbox_bench_peak_rss_one_gib() {
 
 /// Session-start costs of issue 15: the namespace probe and the walk for repositories (over
 /// this repository: its `target/` is skipped), median of 50 runs each.
-#[test]
-#[ignore = "benchmark"]
-fn sandbox_bench_session_start() {
+fn session_start() {
     use agent::sandbox::protect::{ScanInput, scan};
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let time = |f: &dyn Fn()| {
@@ -265,7 +349,6 @@ fn sandbox_bench_session_start() {
             create_agents: false,
         });
     });
-    println!();
     println!(
         "session start: namespace probe median {probe:?}; repository walk of this checkout median {walk:?}"
     );
