@@ -67,6 +67,7 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
         blocked,
         denied: false,
         exit_code: None,
+        error: None,
         display: None,
     }
 }

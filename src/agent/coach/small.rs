@@ -1,5 +1,12 @@
 //! The coach for small models: the [`Coach`] the loop gets when the coach is on.
 //!
+//! - the request is cut down for a small model ([`super::profile`]): four tools, a short
+//!   system prompt with one worked call, a bound on the reply's length;
+//! - a reply that is almost a tool call is repaired and read as one ([`super::lenient`]);
+//! - a whole-file listing for a file the user asked to create or change becomes a
+//!   `write_file` call ([`super::listing`]);
+//! - a refused or failed call's result gets one line saying what to call instead
+//!   ([`super::recovery`]);
 //! - while a reply streams, it is stopped when it degenerates into a loop
 //!   ([`super::repetition`]);
 //! - an empty reply is asked for once more, with a note;
@@ -8,11 +15,14 @@
 //!   model only shows is taken as the call ([`super::shown`]) when the user's request allows
 //!   it.
 
+use std::path::{Path, PathBuf};
+
 use super::intent::Intent;
 use super::nudges::{Answered, Nudges};
 use super::repetition::RepetitionGuard;
-use super::{Coach, Step, TurnView, shown};
-use crate::model::Message;
+use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown};
+use crate::agent::facts::CallFact;
+use crate::model::{ChatRequest, Message};
 
 /// Appended (to that request only) after an empty reply.
 const EMPTY_REPLY_NOTE: &str =
@@ -21,6 +31,9 @@ const EMPTY_REPLY_NOTE: &str =
 /// The small-model coach for one turn.
 #[derive(Debug)]
 pub(crate) struct SmallModelCoach {
+    /// The user's own words for this turn.
+    request: String,
+    workspace: PathBuf,
     intent: Intent,
     nudges: Nudges,
     stream: RepetitionGuard,
@@ -28,9 +41,11 @@ pub(crate) struct SmallModelCoach {
 }
 
 impl SmallModelCoach {
-    /// The coach for a turn whose request is `request`.
-    pub(crate) fn new(request: &str) -> Self {
+    /// The coach for a turn whose request is `request`, in `workspace`.
+    pub(crate) fn new(request: &str, workspace: &Path) -> Self {
         Self {
+            request: request.to_string(),
+            workspace: workspace.to_path_buf(),
             intent: Intent::read(request),
             nudges: Nudges::default(),
             stream: RepetitionGuard::default(),
@@ -50,10 +65,47 @@ impl Coach for SmallModelCoach {
         self.stream = RepetitionGuard::default();
     }
 
+    fn shape_request(&self, request: &mut ChatRequest) {
+        profile::shape(request, &self.workspace);
+    }
+
+    fn on_result(&mut self, fact: &CallFact, content: &mut String) {
+        if let Some(line) = recovery::recovery_line(fact) {
+            content.push('\n');
+            content.push_str(&line);
+        }
+    }
+
     fn after_reply(&mut self, turn: &TurnView<'_>, reply: &mut Message) -> Step {
         self.stream = RepetitionGuard::default();
-        if self.nudges.take_answering() && turn.text_calls {
+        let offered = profile::small_tools(turn.offered);
+        let turn = &TurnView {
+            facts: turn.facts,
+            offered: &offered,
+            text_calls: turn.text_calls,
+        };
+        let answering = self.nudges.take_answering();
+        if reply.tool_calls.is_empty()
+            && turn.text_calls
+            && let Some(mut calls) = lenient::extract(reply.text_content(), turn.offered)
+        {
+            give_ids(&mut calls);
+            reply.tool_calls = calls;
+            reply.content = None;
+            return Step::Proceed;
+        }
+        if answering && turn.text_calls {
             shown::take_shown_call(reply, turn.offered, &self.intent);
+        }
+        if reply.tool_calls.is_empty() && turn.offered.contains(&"write_file") {
+            let mut calls = listing::listing_calls(
+                reply.text_content(),
+                &self.request,
+                &self.intent,
+                &self.workspace,
+            );
+            give_ids(&mut calls);
+            reply.tool_calls = calls;
         }
         if !reply.tool_calls.is_empty() {
             return Step::Proceed;
@@ -103,7 +155,7 @@ mod tests {
     #[test]
     fn an_empty_reply_is_retried_once() {
         let facts = TurnFacts::new("go on");
-        let mut coach = SmallModelCoach::new("go on");
+        let mut coach = SmallModelCoach::new("go on", Path::new("/w"));
         let mut empty = Message::assistant("");
         assert!(matches!(
             coach.after_reply(&view(&facts), &mut empty),
@@ -116,7 +168,7 @@ mod tests {
     fn a_shown_command_is_taken_only_after_a_request_and_only_when_allowed() {
         let request = "Create hello.py that prints hello, then run it";
         let facts = TurnFacts::new(request);
-        let mut coach = SmallModelCoach::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
         let shows = "Run it:\n```bash\npython3 hello.py\n```";
         let mut answer = Message::assistant(shows);
         assert!(matches!(
@@ -133,7 +185,7 @@ mod tests {
 
         let request = "Show me how to run hello.py";
         let facts = TurnFacts::new(request);
-        let mut coach = SmallModelCoach::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
         let mut answer = Message::assistant(shows);
         assert_eq!(coach.after_reply(&view(&facts), &mut answer), Step::Proceed);
         assert!(answer.tool_calls.is_empty());
@@ -141,7 +193,7 @@ mod tests {
 
     #[test]
     fn a_looping_stream_is_cut() {
-        let mut coach = SmallModelCoach::new("x");
+        let mut coach = SmallModelCoach::new("x", Path::new("/w"));
         let unit = "The same paragraph, again and again, with nothing new in it at all.\n";
         let cut = (0..200).find_map(|_| coach.on_text(unit));
         let kept = cut.unwrap_or_default();
