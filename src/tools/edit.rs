@@ -90,7 +90,11 @@ impl Tool for StrReplaceTool {
         check_strings(&old_lf, &new_lf)?;
         let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         let Some(meta) = textfile::regular_file(&r)? else {
-            return Err(not_found(&r, "create a new file with write_file"));
+            return Err(not_found(
+                &r,
+                ctx.workspace,
+                "create a new file with write_file",
+            ));
         };
         check_writable(&r, &meta)?;
         let bytes = textfile::load(&r, &meta)?;
