@@ -15,6 +15,24 @@ use crate::model::{ChatRequest, Role};
 /// The tools offered to a small model, in this order of preference.
 pub(crate) const SMALL_MODEL_TOOLS: &[&str] = &["bash", "read_file", "write_file", "str_replace"];
 
+/// Short descriptions of [`SMALL_MODEL_TOOLS`] for a small model (the schemas stay as
+/// they are; the full descriptions cost about 550 bytes of a 3 KB request).
+const SHORT_DESCRIPTIONS: &[(&str, &str)] = &[
+    (
+        "bash",
+        "Run a shell command in the workspace; returns its output and exit code.",
+    ),
+    ("read_file", "Read a text file; returns numbered lines."),
+    (
+        "write_file",
+        "Create a file, or overwrite a file you have read, with all of its content.",
+    ),
+    (
+        "str_replace",
+        "Change part of a file you have read: replace old_str (exact, unique) with new_str.",
+    ),
+];
+
 /// `max_tokens` of a small model's request, in tokens.
 pub(crate) const MAX_REPLY_TOKENS: u32 = 1_536;
 
@@ -53,13 +71,18 @@ pub(crate) fn small_system_prompt(workspace: &Path, tools: &[&str]) -> String {
 /// Shapes `request` for a small model in `workspace`: the tools cut to
 /// [`SMALL_MODEL_TOOLS`], the base system prompt (`base`, built by the caller for the full
 /// tool list) replaced by [`small_system_prompt`] while what follows it (AGENTS.md, skills)
-/// stays, and `max_tokens` set to [`MAX_REPLY_TOKENS`].
+/// stays, the tools' descriptions shortened, and `max_tokens` set to [`MAX_REPLY_TOKENS`].
 pub(crate) fn shape(request: &mut ChatRequest, workspace: &Path) {
     let all: Vec<&str> = request.tools.iter().map(|t| t.name).collect();
     let base = crate::agent::prompt::system_prompt(workspace, &all);
     request
         .tools
         .retain(|tool| SMALL_MODEL_TOOLS.contains(&tool.name));
+    for tool in &mut request.tools {
+        if let Some((_, short)) = SHORT_DESCRIPTIONS.iter().find(|(n, _)| *n == tool.name) {
+            tool.description = short;
+        }
+    }
     let kept: Vec<&str> = request.tools.iter().map(|t| t.name).collect();
     if let Some(system) = request
         .messages
