@@ -38,6 +38,14 @@ pub(crate) fn extract(content: &str, offered: &[&str]) -> Option<Vec<ToolCall>> 
     (!calls.is_empty() && all_offered).then_some(calls)
 }
 
+/// The calls in `content` read the same way but whatever tools they name: for telling the
+/// model that a tool it called as text does not exist. Never dispatched.
+pub(crate) fn extract_any(content: &str) -> Option<Vec<ToolCall>> {
+    let trimmed = content.trim();
+    let body = open_fence(trimmed).unwrap_or(trimmed);
+    sequence(body).filter(|calls| !calls.is_empty())
+}
+
 /// The body of a reply that is one fenced block (```` ```json ```` or a bare fence), with or
 /// without its closing fence.
 fn open_fence(text: &str) -> Option<&str> {

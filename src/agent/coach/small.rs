@@ -38,6 +38,8 @@ pub(crate) struct SmallModelCoach {
     nudges: Nudges,
     stream: RepetitionGuard,
     empty_replies: u32,
+    /// The model was told this turn that a tool it called as text does not exist.
+    told_unknown_tool: bool,
 }
 
 impl SmallModelCoach {
@@ -50,7 +52,36 @@ impl SmallModelCoach {
             nudges: Nudges::default(),
             stream: RepetitionGuard::default(),
             empty_replies: 0,
+            told_unknown_tool: false,
         }
+    }
+}
+
+impl SmallModelCoach {
+    /// A reply that is only a call, written as text, naming a tool that does not exist
+    /// (`add_function`, `mathutil.is_even`): once per turn, the model is told its tools.
+    fn unknown_tool(&mut self, turn: &TurnView<'_>, reply: &Message) -> Option<Step> {
+        if self.told_unknown_tool || !turn.text_calls || self.intent.answer_only {
+            return None;
+        }
+        let calls = lenient::extract_any(reply.text_content())?;
+        let unknown = calls
+            .iter()
+            .find(|call| !turn.offered.contains(&call.name.as_str()))?;
+        self.told_unknown_tool = true;
+        Some(Step::Ask {
+            request: format!(
+                "<system-reminder>\nThere is no tool `{}`; nothing was run. Your tools are {}. \
+                 Make the call again with one of them, for example: {{\"name\": \"bash\", \
+                 \"arguments\": {{\"command\": \"ls\"}}}}\n</system-reminder>",
+                unknown.name,
+                turn.offered.join(", ")
+            ),
+            notice: format!(
+                "the model called `{}`, which is not a tool; asking it to use its tools",
+                unknown.name
+            ),
+        })
     }
 }
 
@@ -109,6 +140,9 @@ impl Coach for SmallModelCoach {
         }
         if !reply.tool_calls.is_empty() {
             return Step::Proceed;
+        }
+        if let Some(step) = self.unknown_tool(turn, reply) {
+            return step;
         }
         let answer = reply.text_content();
         if answer.trim().is_empty() {
@@ -189,6 +223,38 @@ mod tests {
         let mut answer = Message::assistant(shows);
         assert_eq!(coach.after_reply(&view(&facts), &mut answer), Step::Proceed);
         assert!(answer.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn a_call_to_a_tool_that_does_not_exist_is_answered_once() {
+        let request = "Add a function is_even(n) to mathutil.py";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        let call = "```json\n{\"name\": \"add_function\", \"arguments\": {\"n\": 1}}\n```";
+        let mut reply = Message::assistant(call);
+        match coach.after_reply(&view(&facts), &mut reply) {
+            Step::Ask { request, .. } => {
+                assert!(request.contains("no tool `add_function`"), "{request}");
+                assert!(
+                    request.contains("Your tools are bash, write_file."),
+                    "{request}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(reply.tool_calls.is_empty());
+        let mut again = Message::assistant(call);
+        assert!(!matches!(
+            coach.after_reply(&view(&facts), &mut again),
+            Step::Ask { ref request, .. } if request.contains("no tool")
+        ));
+        let question = "What would an add_function call look like?";
+        let mut coach = SmallModelCoach::new(question, Path::new("/w"));
+        let mut reply = Message::assistant(call);
+        assert_eq!(
+            coach.after_reply(&view(&TurnFacts::new(question)), &mut reply),
+            Step::Proceed
+        );
     }
 
     #[test]
