@@ -508,6 +508,16 @@ mod tests {
             e.to_string(),
             "not found: `b.txt` does not exist; create a new file with write_file"
         );
+        // The file name exists elsewhere in the workspace (issue 19 item 4).
+        let e = edit(
+            &f,
+            json!({"path": "src/a.txt", "old_str": "a", "new_str": "b"}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not found: no such file `src/a.txt`; did you mean `a.txt`?"
+        );
         let e = edit(&f, json!({"path": ".", "old_str": "a", "new_str": "b"})).unwrap_err();
         assert_eq!(e.kind, ToolErrorKind::IsDirectory);
     }

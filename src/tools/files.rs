@@ -341,11 +341,6 @@ mod tests {
             e.message,
             "no such file `util.py`; did you mean `pkg/util.py`?"
         );
-        let e = f.fail(
-            &crate::tools::edit::StrReplaceTool::new(),
-            json!({"path": "src/calc.py", "old_str": "x", "new_str": "y"}),
-        );
-        assert!(e.message.contains("did you mean `calc.py`?"), "{e}");
         let e = f.fail(&tool, json!({"path": "nothing.py"}));
         assert!(
             e.message.starts_with("`nothing.py` does not exist; "),

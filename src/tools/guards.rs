@@ -118,10 +118,12 @@ fn same_name_in(workspace: &Path, r: &Resolved) -> Vec<String> {
                 if !hidden && !SKIPPED_DIRS.contains(&entry_name.to_string_lossy().as_ref()) {
                     queue.push_back(path);
                 }
-            } else if kind.is_file() && entry_name == name && path != r.named {
-                if let Ok(relative) = path.strip_prefix(workspace) {
-                    found.push(format!("`{}`", relative.display()));
-                }
+            } else if kind.is_file()
+                && entry_name == name
+                && path != r.named
+                && let Ok(relative) = path.strip_prefix(workspace)
+            {
+                found.push(format!("`{}`", relative.display()));
             }
         }
     }
