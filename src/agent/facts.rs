@@ -6,7 +6,7 @@
 //! with caps, budget lines and wording).
 
 use crate::model::ToolCall;
-use crate::tools::DispatchOutcome;
+use crate::tools::{DispatchOutcome, ToolErrorKind};
 
 /// How one tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +33,8 @@ pub(crate) struct CallFact {
     pub(crate) status: CallStatus,
     /// The exit code of a command that ran to its end.
     pub(crate) exit_code: Option<i32>,
+    /// The kind of the tool's own failure (`not read`, `not found`, `sandbox required`, ...).
+    pub(crate) error: Option<ToolErrorKind>,
 }
 
 impl CallFact {
@@ -54,6 +56,7 @@ impl CallFact {
             arguments: call.arguments.clone(),
             status,
             exit_code: outcome.exit_code,
+            error: outcome.error,
         }
     }
 

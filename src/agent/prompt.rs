@@ -30,7 +30,10 @@ pub(crate) fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
 pub(crate) fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
     let mut lines = vec![
         format!("date: {date}"),
-        format!("workspace: {}", workspace.display()),
+        format!(
+            "workspace: {} (the current directory; paths are relative to it)",
+            workspace.display()
+        ),
     ];
     if let Some(branch) = git_branch(workspace) {
         lines.push(format!("git branch: {branch}"));

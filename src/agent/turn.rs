@@ -105,7 +105,7 @@ pub async fn run(
     stats: &mut TurnStats,
 ) -> TurnOutcome {
     let mut facts = TurnFacts::new(cx.request);
-    let mut coach = cx.coach.coach_for_turn(cx.request);
+    let mut coach = cx.coach.coach_for_turn(cx.request, cx.tools.workspace);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     let offered = cx.dispatcher.registry.names();
     let text_calls = cx.client.text_tool_calls_enabled();
@@ -146,7 +146,7 @@ pub async fn run(
             && let Some(message) = cx.coach.saw_calls_as_text()
         {
             cx.sink.emit(AgentEvent::Notice { message });
-            coach = cx.coach.coach_for_turn(cx.request);
+            coach = cx.coach.coach_for_turn(cx.request, cx.tools.workspace);
         }
         let mut message = completion.message;
         let view = TurnView {
@@ -197,6 +197,7 @@ pub async fn run(
         let mut calls = Calls {
             facts: &mut facts,
             guard: &mut guard,
+            coach: coach.as_mut(),
         };
         if let Some(outcome) = dispatch_all(cx, history, cancel, raw_calls, &mut calls) {
             return outcome;
@@ -261,6 +262,8 @@ fn push(cx: &LoopContext<'_>, history: &mut Vec<Message>, message: Message) {
 struct Calls<'a> {
     facts: &'a mut TurnFacts,
     guard: &'a mut RepeatGuard,
+    /// Sees each result before it goes into the history ([`Coach::on_result`]).
+    coach: &'a mut dyn Coach,
 }
 
 /// Dispatches each call in order, answering every one and recording its outcome. Returns an
@@ -291,18 +294,18 @@ fn dispatch_all(
             } else if let Some(message) = cx.dispatcher.policy.exhausted() {
                 stop.get_or_insert(TurnOutcome::BudgetExhausted { message });
             }
-            record
-                .facts
-                .calls
-                .push(CallFact::new(&call, &outcome, true));
-            push(cx, history, Message::tool_result(call.id, outcome.content));
+            let fact = CallFact::new(&call, &outcome, true);
+            let mut content = outcome.content;
+            record.coach.on_result(&fact, &mut content);
+            record.facts.calls.push(fact);
+            push(cx, history, Message::tool_result(call.id, content));
             continue;
         };
-        record
-            .facts
-            .calls
-            .push(CallFact::new(&call, &outcome, false));
-        push(cx, history, Message::tool_result(call.id, outcome.content));
+        let fact = CallFact::new(&call, &outcome, false);
+        let mut content = outcome.content;
+        record.coach.on_result(&fact, &mut content);
+        record.facts.calls.push(fact);
+        push(cx, history, Message::tool_result(call.id, content));
     }
     stop
 }
@@ -375,6 +378,7 @@ async fn call_model(
     coach: &mut dyn Coach,
 ) -> Result<crate::model::Completion, CallError> {
     let mut request = build_request(cx, history);
+    coach.shape_request(&mut request);
     if let Some(note) = note
         && let Some(last) = request.messages.last_mut()
     {
@@ -467,5 +471,6 @@ pub(crate) fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRe
     ChatRequest {
         messages,
         tools: cx.dispatcher.registry.specs(),
+        max_tokens: None,
     }
 }

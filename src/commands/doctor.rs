@@ -293,6 +293,7 @@ async fn check_streaming(client: &Client, report: &mut Report) {
     let request = ChatRequest {
         messages: vec![Message::user("Reply with the single word: ok")],
         tools: Vec::new(),
+        max_tokens: None,
     };
     let (result, observed, took) = ask(client, &request).await;
     let completion = match result {
@@ -359,6 +360,7 @@ async fn check_tools(client: &Client, text_tool_calls: TextToolCalls, report: &m
             "Call the `{PROBE_TOOL}` tool with text \"ping\". Do not write anything else."
         ))],
         tools: vec![probe_tool()],
+        max_tokens: None,
     };
     let (result, _, took) = ask(client, &request).await;
     let completion = match result {

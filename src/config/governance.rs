@@ -71,6 +71,10 @@ pub struct GovernanceSettings {
     pub(crate) budget: BudgetSettings,
     /// USD per million tokens, by model name.
     pub(crate) prices: BTreeMap<String, Price>,
+    /// The endpoint is served on this machine (a loopback `BASE_URL` and no `API_KEY`, as
+    /// llama-server and Ollama are): a model with no price costs nothing, so no "unknown
+    /// price" warning is due.
+    pub(crate) local_endpoint: bool,
     /// `$AGENT_HOME/events.jsonl`.
     pub(crate) event_log: PathBuf,
     /// Ignored project settings, to show once at start.
@@ -111,10 +115,34 @@ impl GovernanceSettings {
             },
             budget,
             prices,
+            local_endpoint: {
+                let endpoint = sources.endpoint();
+                endpoint.base_url.as_deref().is_some_and(is_loopback_url)
+                    && endpoint.api_key.as_deref().is_none_or(str::is_empty)
+            },
             event_log: paths.agent_home.join(EVENT_LOG),
             warnings,
         })
     }
+}
+
+/// Whether `url`'s host is this machine: `localhost`, `127.0.0.0/8` or `[::1]`.
+pub(crate) fn is_loopback_url(url: &str) -> bool {
+    let rest = url
+        .trim()
+        .split_once("://")
+        .map_or(url.trim(), |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The role to start with (see the module doc); `None` for the default role.
@@ -260,6 +288,30 @@ impl BudgetSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_urls() {
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8080/v1",
+            "http://127.1.2.3/v1",
+            "http://user@127.0.0.1:9/v1",
+        ] {
+            assert!(is_loopback_url(local), "{local}");
+        }
+        for remote in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.2:8080/v1",
+            "http://localhost.example.com/v1",
+            "http://[2001:db8::1]/v1",
+            "",
+            "not a url",
+        ] {
+            assert!(!is_loopback_url(remote), "{remote}");
+        }
+    }
 
     fn section(warn: Option<f64>, cost: Option<f64>) -> BudgetSection {
         BudgetSection {

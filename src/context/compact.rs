@@ -176,6 +176,7 @@ pub(crate) async fn summarize(
         let request = ChatRequest {
             messages,
             tools: access.tools.clone(),
+            max_tokens: None,
         };
         match ask(access, &request, note_chars).await {
             Ok(summary) => return Ok(summary),
@@ -192,6 +193,7 @@ pub(crate) async fn summarize(
             )),
         ],
         tools: Vec::new(),
+        max_tokens: None,
     };
     ask(access, &request, note_chars).await
 }

@@ -66,11 +66,25 @@ const BUILTIN: &[(&str, f64, f64, f64)] = &[
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PriceBook {
     configured: BTreeMap<String, Price>,
+    /// A model with no price is free (the endpoint runs on this machine).
+    unpriced_is_free: bool,
 }
 
 impl PriceBook {
     pub(crate) fn new(configured: BTreeMap<String, Price>) -> Self {
-        Self { configured }
+        Self {
+            configured,
+            unpriced_is_free: false,
+        }
+    }
+
+    /// The prices of a local endpoint (loopback): a model with no configured or built-in
+    /// price costs nothing rather than an unknown amount.
+    pub(crate) fn local(configured: BTreeMap<String, Price>) -> Self {
+        Self {
+            configured,
+            unpriced_is_free: true,
+        }
     }
 
     /// The price of `model`, if known.
@@ -78,7 +92,13 @@ impl PriceBook {
         if let Some(price) = self.configured.get(model) {
             return Some(*price);
         }
-        builtin_price(model)
+        builtin_price(model).or_else(|| {
+            self.unpriced_is_free.then_some(Price {
+                input_per_mtok: 0.0,
+                output_per_mtok: 0.0,
+                cached_input_per_mtok: None,
+            })
+        })
     }
 
     /// The cost of one call of `model`: `usage.cost` when sent, else tokens × price.
@@ -166,7 +186,10 @@ mod tests {
                 cached_input_per_mtok: Some(0.5),
             },
         );
-        let book = PriceBook::new(configured);
+        let book = PriceBook::new(configured.clone());
+        let local = PriceBook::local(configured.clone());
+        assert_eq!(local.cost("my-local-model", &Usage::default()).0, Some(0.0));
+        assert_eq!(book.cost("my-local-model", &Usage::default()).0, None);
         let (cost, source) = book.cost("m", &usage(1_000_000, 100_000, Some(400_000), None));
         assert_eq!(source, CostSource::Price);
         // 600k fresh × 2 + 400k cached × 0.5 + 100k out × 10 = 1.2 + 0.2 + 1.0

@@ -68,6 +68,7 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
         denied: false,
         by_hook: false,
         exit_code: None,
+        error: None,
         display: None,
     }
 }

@@ -84,7 +84,11 @@ pub fn setup(
         });
     }
     warnings.extend(settings.warnings.iter().cloned());
-    let prices = PriceBook::new(settings.prices.clone());
+    let prices = if settings.local_endpoint {
+        PriceBook::local(settings.prices.clone())
+    } else {
+        PriceBook::new(settings.prices.clone())
+    };
     let governor = Governor::new(roles, &active, settings.budget, prices, model)?;
     let log_path = &settings.event_log;
     match log::EventLog::open(log_path, Some(Arc::clone(&sink))) {

@@ -54,6 +54,9 @@ pub struct ToolSpec {
 pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    /// A bound on the reply's length (`max_tokens`, in tokens); `None` sends none and the
+    /// server's own limit applies.
+    pub max_tokens: Option<u32>,
 }
 
 /// Progress reported while a request is under way.

@@ -51,6 +51,9 @@ pub(crate) fn request_body(request: &ChatRequest, options: &WireOptions) -> Valu
             Value::Array(request.tools.iter().map(tool_json).collect()),
         );
     }
+    if let Some(max_tokens) = request.max_tokens {
+        body.insert("max_tokens".into(), Value::from(max_tokens));
+    }
     body.insert("stream".into(), Value::Bool(options.stream));
     if options.stream && options.usage_in_stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -402,6 +405,7 @@ mod tests {
                 Message::user("again"),
             ],
             tools: vec![],
+            max_tokens: None,
         };
         let mut options = WireOptions {
             model: "m".into(),

@@ -17,7 +17,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use super::policy::{HookGate, Policy};
-use super::{Access, Args, Registry, ToolContext, ToolDisplay};
+use super::{Access, Args, Registry, ToolContext, ToolDisplay, ToolErrorKind};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
 use crate::permissions::{
@@ -45,6 +45,8 @@ pub struct DispatchOutcome {
     /// The exit code of a command that ran to its end (`bash`); `None` for other tools and
     /// for a command that timed out or was interrupted.
     pub(crate) exit_code: Option<i32>,
+    /// The kind of a tool's own failure ([`ToolError`]), when it failed that way.
+    pub(crate) error: Option<ToolErrorKind>,
     pub(crate) display: Option<ToolDisplay>,
 }
 
@@ -58,6 +60,7 @@ impl DispatchOutcome {
             denied: false,
             by_hook: false,
             exit_code: None,
+            error: None,
             display: None,
         }
     }
@@ -160,10 +163,12 @@ impl Dispatcher<'_> {
                 denied: false,
                 by_hook: false,
                 exit_code: output.exit_code,
+                error: None,
                 display: output.display,
             },
             Ok(Err(error)) => DispatchOutcome {
                 decision: Some(decision),
+                error: Some(error.kind),
                 ..DispatchOutcome::error(format!("Error: {} failed - {error}", call.name))
             },
             Err(panic) => DispatchOutcome {
@@ -197,8 +202,9 @@ impl Dispatcher<'_> {
         let Some(tool) = self.registry.get(tool_name) else {
             return Err(DispatchOutcome::error(self.unknown_tool(tool_name)));
         };
-        let access = tool.access(args, ctx).map_err(|error| {
-            DispatchOutcome::blocked(format!("Error: {tool_name} failed - {error}"), None)
+        let access = tool.access(args, ctx).map_err(|error| DispatchOutcome {
+            error: Some(error.kind),
+            ..DispatchOutcome::blocked(format!("Error: {tool_name} failed - {error}"), None)
         })?;
         let (subject, mut evaluation) = {
             let engine = match self.permissions.lock() {

@@ -90,7 +90,11 @@ impl Tool for StrReplaceTool {
         check_strings(&old_lf, &new_lf)?;
         let r = paths::resolve_for_write(str_arg(args, "path"), ctx)?;
         let Some(meta) = textfile::regular_file(&r)? else {
-            return Err(not_found(&r, "create a new file with write_file"));
+            return Err(not_found(
+                &r,
+                ctx.workspace,
+                "create a new file with write_file",
+            ));
         };
         check_writable(&r, &meta)?;
         let bytes = textfile::load(&r, &meta)?;
@@ -503,6 +507,16 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "not found: `b.txt` does not exist; create a new file with write_file"
+        );
+        // The file name exists elsewhere in the workspace (issue 19 item 4).
+        let e = edit(
+            &f,
+            json!({"path": "src/a.txt", "old_str": "a", "new_str": "b"}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not found: no such file `src/a.txt`; did you mean `a.txt`?"
         );
         let e = edit(&f, json!({"path": ".", "old_str": "a", "new_str": "b"})).unwrap_err();
         assert_eq!(e.kind, ToolErrorKind::IsDirectory);

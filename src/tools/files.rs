@@ -97,6 +97,7 @@ impl Tool for ReadFileTool {
         let Some(meta) = textfile::regular_file(&r)? else {
             return Err(not_found(
                 &r,
+                ctx.workspace,
                 "check the path (read_file on a directory lists it)",
             ));
         };
@@ -319,6 +320,32 @@ mod tests {
 
     fn read(f: &Fixture, args: serde_json::Value) -> String {
         f.call(&ReadFileTool::new(), args).unwrap().text
+    }
+
+    /// A made-up directory in front of a file elsewhere in the workspace (issue 19 item 4).
+    #[test]
+    fn a_missing_path_names_the_file_of_that_name() {
+        let f = Fixture::new();
+        f.put("calc.py", "x\n");
+        f.put("pkg/util.py", "x\n");
+        f.put(".git/calc.py", "hidden\n");
+        let tool = ReadFileTool::new();
+        let e = f.fail(&tool, json!({"path": "tests/calc.py"}));
+        assert_eq!(e.kind, ToolErrorKind::NotFound);
+        assert_eq!(
+            e.message,
+            "no such file `tests/calc.py`; did you mean `calc.py`?"
+        );
+        let e = f.fail(&tool, json!({"path": "util.py"}));
+        assert_eq!(
+            e.message,
+            "no such file `util.py`; did you mean `pkg/util.py`?"
+        );
+        let e = f.fail(&tool, json!({"path": "nothing.py"}));
+        assert!(
+            e.message.starts_with("`nothing.py` does not exist; "),
+            "{e}"
+        );
     }
 
     #[test]

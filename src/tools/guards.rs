@@ -3,6 +3,7 @@
 //! a "did you mean" for a mistyped name).
 
 use std::fs;
+use std::path::Path;
 
 use super::ToolErrorKind;
 use super::paths::Resolved;
@@ -60,8 +61,21 @@ pub(crate) fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), To
     ))
 }
 
-/// The error for a path where nothing exists, naming similar files in the same directory.
-pub(crate) fn not_found(r: &Resolved, fix: &str) -> ToolError {
+/// The error for a path where nothing exists: `no such file `X`; did you mean `Y`?` when a
+/// file of that name exists elsewhere in `workspace` (a made-up directory in front of a file
+/// at the root), else naming similar files in the same directory.
+pub(crate) fn not_found(r: &Resolved, workspace: &Path, fix: &str) -> ToolError {
+    let elsewhere = same_name_in(workspace, r);
+    if !elsewhere.is_empty() {
+        return ToolError::new(
+            ToolErrorKind::NotFound,
+            format!(
+                "no such file `{}`; did you mean {}?",
+                r.shown,
+                elsewhere.join(" or ")
+            ),
+        );
+    }
     let mut message = format!("`{}` does not exist", r.shown);
     let similar = similar_names(r);
     if !similar.is_empty() {
@@ -69,6 +83,51 @@ pub(crate) fn not_found(r: &Resolved, fix: &str) -> ToolError {
     }
     message.push_str(&format!("; {fix}"));
     ToolError::new(ToolErrorKind::NotFound, message)
+}
+
+/// Directories never searched for a file of the same name.
+const SKIPPED_DIRS: &[&str] = &["target", "node_modules", "__pycache__", "venv", "dist"];
+/// Most directory entries looked at by one search.
+const MAX_ENTRIES: usize = 20_000;
+
+/// Up to 3 files in `workspace` (breadth first, hidden and build directories skipped,
+/// symlinks not followed) named like `r`'s file, shown relative to the workspace.
+fn same_name_in(workspace: &Path, r: &Resolved) -> Vec<String> {
+    let Some(name) = r.named.file_name() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([workspace.to_path_buf()]);
+    let mut seen = 0;
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES || found.len() == 3 {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let entry_name = entry.file_name();
+            let path = entry.path();
+            if kind.is_dir() {
+                let hidden = entry_name.to_string_lossy().starts_with('.');
+                if !hidden && !SKIPPED_DIRS.contains(&entry_name.to_string_lossy().as_ref()) {
+                    queue.push_back(path);
+                }
+            } else if kind.is_file()
+                && entry_name == name
+                && path != r.named
+                && let Ok(relative) = path.strip_prefix(workspace)
+            {
+                found.push(format!("`{}`", relative.display()));
+            }
+        }
+    }
+    found
 }
 
 /// Up to 3 siblings of `r` whose names differ only in case or extension.

@@ -22,6 +22,7 @@ mod sandbox_reports;
 mod sandbox_routes;
 mod session;
 mod six_step;
+mod small_model;
 mod sse_props;
 mod subagent;
 mod task_input;

@@ -62,6 +62,7 @@ fn request() -> ChatRequest {
     ChatRequest {
         messages: vec![Message::system("sys"), Message::user("go")],
         tools: vec![bash_tool()],
+        max_tokens: None,
     }
 }
 

@@ -33,6 +33,10 @@ pub(crate) struct Intent {
     pub(crate) no_change: bool,
     /// The request asks for something to be run, tested or built (never with `no_run`).
     pub(crate) asks_to_run: bool,
+    /// The request asks for a file to be created or changed: a verb of editing
+    /// ([`EDIT_VERBS`]), not negated, in a clause that is not a request for information
+    /// (never with `answer_only` or `no_change`).
+    pub(crate) asks_to_edit: bool,
 }
 
 impl Intent {
@@ -57,11 +61,22 @@ impl Intent {
                         .enumerate()
                         .any(|(i, w)| RUN_WORDS.contains(&w.as_str()) && !negated(clause, i))
             });
+        let no_change = clauses.iter().any(|c| says_no_change(c));
+        let asks_to_edit = !answer_only
+            && !no_change
+            && clauses.iter().zip(&openings).any(|(clause, opening)| {
+                *opening != Opening::Info
+                    && clause
+                        .iter()
+                        .enumerate()
+                        .any(|(i, w)| EDIT_VERBS.contains(&w.as_str()) && !negated(clause, i))
+            });
         Self {
             answer_only,
             no_run,
-            no_change: clauses.iter().any(|c| says_no_change(c)),
+            no_change,
             asks_to_run,
+            asks_to_edit,
         }
     }
 
@@ -345,6 +360,33 @@ const WORK_VERBS: &[&str] = &[
     "integrate",
 ];
 
+/// Verbs of creating or changing a file.
+const EDIT_VERBS: &[&str] = &[
+    "create",
+    "write",
+    "rewrite",
+    "add",
+    "fix",
+    "change",
+    "edit",
+    "update",
+    "modify",
+    "implement",
+    "make",
+    "append",
+    "insert",
+    "replace",
+    "rename",
+    "refactor",
+    "correct",
+    "repair",
+    "patch",
+    "generate",
+    "save",
+    "draft",
+    "put",
+];
+
 /// Words of running something.
 const RUN_WORDS: &[&str] = &[
     "run", "rerun", "re-run", "execute", "test", "tests", "build", "compile", "verify", "launch",
@@ -559,13 +601,23 @@ fn says_no_run(clause: &[String]) -> bool {
                 .take(4)
                 .any(|n| RUN_VERBS.contains(&n.as_str()))
     });
-    let just_write = clause.windows(2).any(|pair| {
-        matches!(pair[0].as_str(), "just" | "only")
-            && matches!(
-                pair[1].as_str(),
-                "write" | "create" | "draft" | "generate" | "the" | "give" | "add" | "edit"
-            )
-    });
+    // `just write it`, `only the code` (but not `write only the number into answer.txt`).
+    let just_write = clause.windows(3).any(|words| {
+        matches!(words[0].as_str(), "just" | "only")
+            && (matches!(
+                words[1].as_str(),
+                "write" | "create" | "draft" | "generate" | "give" | "add" | "edit"
+            ) || (words[1] == "the"
+                && matches!(
+                    words[2].as_str(),
+                    "code" | "script" | "file" | "files" | "snippet" | "function" | "diff"
+                )))
+    }) || clause.len() >= 2
+        && matches!(clause[clause.len() - 2].as_str(), "just" | "only")
+        && matches!(
+            clause[clause.len() - 1].as_str(),
+            "write" | "create" | "draft" | "generate" | "give" | "add" | "edit"
+        );
     let leave_it = contains_words(clause, &["leave", "it", "to", "me"])
         || contains_words(clause, &["leave", "that", "to", "me"])
         || contains_words(clause, &["leave", "the", "running", "to", "me"]);
@@ -958,5 +1010,34 @@ mod tests {
             let _ = Intent::read(request);
         }
         assert!(!Intent::read("").answer_only);
+    }
+
+    #[test]
+    fn requests_to_create_or_change_a_file() {
+        for request in [
+            "Create count.py that prints how many lines words.txt has, then run it.",
+            "Fix the bug in calc.py",
+            "Add a function is_even(n) to mathutil.py",
+            "In config.json, change the port to 9090",
+            "How many rows have the region EU? Write only the number into answer.txt.",
+            "please write hello.py",
+        ] {
+            assert!(Intent::read(request).asks_to_edit, "{request}");
+        }
+        for request in [
+            "Show me how to write count.py",
+            "Explain how to fix calc.py",
+            "What would you change in calc.py?",
+            "Fix calc.py? No, don't change anything, just explain",
+            "Run the tests",
+            "don't create any files",
+        ] {
+            assert!(!Intent::read(request).asks_to_edit, "{request}");
+        }
+        // `only the number` is what to write, not a request not to run.
+        let count = Intent::read("How many rows? Write only the number into answer.txt.");
+        assert!(!count.no_run && count.allows_run_request());
+        assert!(Intent::read("Write only the code, I will run it").no_run);
+        assert!(Intent::read("just the script please, only the code").no_run);
     }
 }

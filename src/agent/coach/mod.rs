@@ -18,15 +18,20 @@
 //! it, and nothing shown in the answer to it is taken as a call.
 
 mod intent;
+mod lenient;
+mod listing;
 mod nudges;
+mod profile;
+mod recovery;
 mod repetition;
 mod shown;
 mod small;
 
+use std::path::Path;
 use std::sync::Mutex;
 
-use super::facts::TurnFacts;
-use crate::model::Message;
+use super::facts::{CallFact, TurnFacts};
+use crate::model::{ChatRequest, Message, ToolCall};
 
 pub(crate) use crate::config::loop_settings::CoachSetting;
 
@@ -101,11 +106,11 @@ impl CoachSwitch {
         Some(notice)
     }
 
-    /// The coach for a turn whose request is `request`: the small-model coach when on,
-    /// else [`Plain`].
-    pub(crate) fn coach_for_turn(&self, request: &str) -> Box<dyn Coach> {
+    /// The coach for a turn whose request is `request`, in `workspace`: the small-model
+    /// coach when on, else [`Plain`].
+    pub(crate) fn coach_for_turn(&self, request: &str, workspace: &Path) -> Box<dyn Coach> {
         if self.is_on() {
-            Box::new(small::SmallModelCoach::new(request))
+            Box::new(small::SmallModelCoach::new(request, workspace))
         } else {
             Box::new(Plain)
         }
@@ -218,6 +223,25 @@ pub(crate) trait Coach: Send {
 
     /// After the tool results of a reply are in the history.
     fn after_results(&mut self, _turn: &TurnView<'_>) {}
+
+    /// Before a request goes out: may shape it (its system prompt, the tools offered, a
+    /// bound on the reply's length). The plain loop sends it as built.
+    fn shape_request(&self, _request: &mut ChatRequest) {}
+
+    /// A tool result, before it goes into the history: may add to `content` what to do
+    /// next, decided from `fact` (never from the result's text).
+    fn on_result(&mut self, _fact: &CallFact, _content: &mut String) {}
+}
+
+/// Gives calls the coach made out of a reply's text their ids (`call_v` + a per-reply stamp
+/// + the index), unique within the session.
+pub(crate) fn give_ids(calls: &mut [ToolCall]) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for (index, call) in calls.iter_mut().enumerate() {
+        call.id = format!("call_v{nanos:08x}{index}");
+    }
 }
 
 /// The plain loop: no help, the model's final answer is final.

@@ -275,6 +275,7 @@ mod tests {
             arguments: arguments.to_string(),
             status,
             exit_code: exit,
+            error: None,
         }
     }
 

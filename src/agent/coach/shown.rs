@@ -37,18 +37,14 @@ pub(crate) fn take_shown_call(message: &mut Message, offered: &[&str], intent: &
     {
         return;
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    for (index, call) in calls.iter_mut().enumerate() {
-        call.id = format!("call_v{nanos:08x}{index}");
-    }
+    super::give_ids(&mut calls);
     message.tool_calls = calls;
 }
 
-/// The calls of the first tool-call block inside `text` that names only offered tools.
+/// The calls of the first tool-call block inside `text` that names only offered tools, read
+/// leniently ([`super::lenient`]).
 pub(crate) fn embedded_calls(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
-    embedded_call_blocks(text).find_map(|block| crate::model::text_calls::extract(block, offered))
+    embedded_call_blocks(text).find_map(|block| super::lenient::extract(block, offered))
 }
 
 /// Fenced blocks (with any info string) and `<tool_call>`/`<tools>` sections of `text`, each

@@ -1,5 +1,12 @@
 //! The coach for small models: the [`Coach`] the loop gets when the coach is on.
 //!
+//! - the request is cut down for a small model ([`super::profile`]): four tools, a short
+//!   system prompt with one worked call, a bound on the reply's length;
+//! - a reply that is almost a tool call is repaired and read as one ([`super::lenient`]);
+//! - a whole-file listing for a file the user asked to create or change becomes a
+//!   `write_file` call ([`super::listing`]);
+//! - a refused or failed call's result gets one line saying what to call instead
+//!   ([`super::recovery`]);
 //! - while a reply streams, it is stopped when it degenerates into a loop
 //!   ([`super::repetition`]);
 //! - an empty reply is asked for once more, with a note;
@@ -8,11 +15,14 @@
 //!   model only shows is taken as the call ([`super::shown`]) when the user's request allows
 //!   it.
 
+use std::path::{Path, PathBuf};
+
 use super::intent::Intent;
 use super::nudges::{Answered, Nudges};
 use super::repetition::RepetitionGuard;
-use super::{Coach, Step, TurnView, shown};
-use crate::model::Message;
+use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown};
+use crate::agent::facts::CallFact;
+use crate::model::{ChatRequest, Message};
 
 /// Appended (to that request only) after an empty reply.
 const EMPTY_REPLY_NOTE: &str =
@@ -21,21 +31,57 @@ const EMPTY_REPLY_NOTE: &str =
 /// The small-model coach for one turn.
 #[derive(Debug)]
 pub(crate) struct SmallModelCoach {
+    /// The user's own words for this turn.
+    request: String,
+    workspace: PathBuf,
     intent: Intent,
     nudges: Nudges,
     stream: RepetitionGuard,
     empty_replies: u32,
+    /// The model was told this turn that a tool it called as text does not exist.
+    told_unknown_tool: bool,
 }
 
 impl SmallModelCoach {
-    /// The coach for a turn whose request is `request`.
-    pub(crate) fn new(request: &str) -> Self {
+    /// The coach for a turn whose request is `request`, in `workspace`.
+    pub(crate) fn new(request: &str, workspace: &Path) -> Self {
         Self {
+            request: request.to_string(),
+            workspace: workspace.to_path_buf(),
             intent: Intent::read(request),
             nudges: Nudges::default(),
             stream: RepetitionGuard::default(),
             empty_replies: 0,
+            told_unknown_tool: false,
         }
+    }
+}
+
+impl SmallModelCoach {
+    /// A reply that is only a call, written as text, naming a tool that does not exist
+    /// (`add_function`, `mathutil.is_even`): once per turn, the model is told its tools.
+    fn unknown_tool(&mut self, turn: &TurnView<'_>, reply: &Message) -> Option<Step> {
+        if self.told_unknown_tool || !turn.text_calls || self.intent.answer_only {
+            return None;
+        }
+        let calls = lenient::extract_any(reply.text_content())?;
+        let unknown = calls
+            .iter()
+            .find(|call| !turn.offered.contains(&call.name.as_str()))?;
+        self.told_unknown_tool = true;
+        Some(Step::Ask {
+            request: format!(
+                "<system-reminder>\nThere is no tool `{}`; nothing was run. Your tools are {}. \
+                 Make the call again with one of them, for example: {{\"name\": \"bash\", \
+                 \"arguments\": {{\"command\": \"ls\"}}}}\n</system-reminder>",
+                unknown.name,
+                turn.offered.join(", ")
+            ),
+            notice: format!(
+                "the model called `{}`, which is not a tool; asking it to use its tools",
+                unknown.name
+            ),
+        })
     }
 }
 
@@ -50,13 +96,53 @@ impl Coach for SmallModelCoach {
         self.stream = RepetitionGuard::default();
     }
 
+    fn shape_request(&self, request: &mut ChatRequest) {
+        profile::shape(request, &self.workspace);
+    }
+
+    fn on_result(&mut self, fact: &CallFact, content: &mut String) {
+        if let Some(line) = recovery::recovery_line(fact) {
+            content.push('\n');
+            content.push_str(&line);
+        }
+    }
+
     fn after_reply(&mut self, turn: &TurnView<'_>, reply: &mut Message) -> Step {
         self.stream = RepetitionGuard::default();
-        if self.nudges.take_answering() && turn.text_calls {
+        let offered = profile::small_tools(turn.offered);
+        let turn = &TurnView {
+            facts: turn.facts,
+            offered: &offered,
+            text_calls: turn.text_calls,
+        };
+        let answering = self.nudges.take_answering();
+        if reply.tool_calls.is_empty()
+            && turn.text_calls
+            && let Some(mut calls) = lenient::extract(reply.text_content(), turn.offered)
+        {
+            give_ids(&mut calls);
+            reply.tool_calls = calls;
+            reply.content = None;
+            return Step::Proceed;
+        }
+        if answering && turn.text_calls {
             shown::take_shown_call(reply, turn.offered, &self.intent);
+        }
+        if reply.tool_calls.is_empty() && turn.offered.contains(&"write_file") {
+            let mut calls = listing::listing_calls(
+                reply.text_content(),
+                &self.request,
+                &self.intent,
+                &self.workspace,
+            );
+            give_ids(&mut calls);
+            reply.tool_calls = calls;
         }
         if !reply.tool_calls.is_empty() {
             return Step::Proceed;
+        }
+        if let Some(step) = self.unknown_tool(turn, reply) {
+            return step;
         }
         let answer = reply.text_content();
         if answer.trim().is_empty() {
@@ -103,7 +189,7 @@ mod tests {
     #[test]
     fn an_empty_reply_is_retried_once() {
         let facts = TurnFacts::new("go on");
-        let mut coach = SmallModelCoach::new("go on");
+        let mut coach = SmallModelCoach::new("go on", Path::new("/w"));
         let mut empty = Message::assistant("");
         assert!(matches!(
             coach.after_reply(&view(&facts), &mut empty),
@@ -116,7 +202,7 @@ mod tests {
     fn a_shown_command_is_taken_only_after_a_request_and_only_when_allowed() {
         let request = "Create hello.py that prints hello, then run it";
         let facts = TurnFacts::new(request);
-        let mut coach = SmallModelCoach::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
         let shows = "Run it:\n```bash\npython3 hello.py\n```";
         let mut answer = Message::assistant(shows);
         assert!(matches!(
@@ -133,15 +219,47 @@ mod tests {
 
         let request = "Show me how to run hello.py";
         let facts = TurnFacts::new(request);
-        let mut coach = SmallModelCoach::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
         let mut answer = Message::assistant(shows);
         assert_eq!(coach.after_reply(&view(&facts), &mut answer), Step::Proceed);
         assert!(answer.tool_calls.is_empty());
     }
 
     #[test]
+    fn a_call_to_a_tool_that_does_not_exist_is_answered_once() {
+        let request = "Add a function is_even(n) to mathutil.py";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        let call = "```json\n{\"name\": \"add_function\", \"arguments\": {\"n\": 1}}\n```";
+        let mut reply = Message::assistant(call);
+        match coach.after_reply(&view(&facts), &mut reply) {
+            Step::Ask { request, .. } => {
+                assert!(request.contains("no tool `add_function`"), "{request}");
+                assert!(
+                    request.contains("Your tools are bash, write_file."),
+                    "{request}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(reply.tool_calls.is_empty());
+        let mut again = Message::assistant(call);
+        assert!(!matches!(
+            coach.after_reply(&view(&facts), &mut again),
+            Step::Ask { ref request, .. } if request.contains("no tool")
+        ));
+        let question = "What would an add_function call look like?";
+        let mut coach = SmallModelCoach::new(question, Path::new("/w"));
+        let mut reply = Message::assistant(call);
+        assert_eq!(
+            coach.after_reply(&view(&TurnFacts::new(question)), &mut reply),
+            Step::Proceed
+        );
+    }
+
+    #[test]
     fn a_looping_stream_is_cut() {
-        let mut coach = SmallModelCoach::new("x");
+        let mut coach = SmallModelCoach::new("x", Path::new("/w"));
         let unit = "The same paragraph, again and again, with nothing new in it at all.\n";
         let cut = (0..200).find_map(|_| coach.on_text(unit));
         let kept = cut.unwrap_or_default();

@@ -199,7 +199,9 @@ fn an_unknown_price_is_shown_not_enforced_and_warned_once() {
         )),
         Reply::Sse(text_with_usage("done", super::small_usage())),
     ]);
-    let env = TestEnv::with_server(&server);
+    let mut env = TestEnv::with_server(&server);
+    // A hosted endpoint (a loopback one without a key is free: the price is known).
+    env.var("API_KEY", "test-key");
     env.config("[budget]\nmax_cost_usd = 0.0\n");
     let output = env.run(&["--yes", "go"]);
     let (stdout, stderr) = texts(&output);
@@ -223,4 +225,25 @@ fn an_unknown_price_is_shown_not_enforced_and_warned_once() {
         assert_eq!(u["cost_usd"], Value::Null);
         assert_eq!(u["cost_source"], "unknown");
     }
+}
+
+/// A model served on this machine (loopback, no `API_KEY`: llama-server, Ollama) has no
+/// price and costs nothing: no warning, and the cost budget counts zero.
+#[test]
+fn a_local_model_without_a_price_costs_nothing() {
+    let server = MockServer::start(vec![Reply::Sse(text_with_usage(
+        "done",
+        super::small_usage(),
+    ))]);
+    let env = TestEnv::with_server(&server);
+    env.config("[budget]\nmax_cost_usd = 0.0\n");
+    let output = env.run(&["--yes", "go"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "done\n");
+    assert!(!stderr.contains("unknown price"), "{stderr}");
+    let lines = event_lines(&env);
+    assert!(of_type(&lines, "PriceUnknown").is_empty());
+    let usage = of_type(&lines, "ModelUsage");
+    assert_eq!(usage[0]["cost_usd"], 0.0);
 }

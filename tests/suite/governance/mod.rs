@@ -191,6 +191,8 @@ pub(super) fn in_process_with(
     );
     vars.insert("BASE_URL".to_string(), server.base_url());
     vars.insert("MODEL".to_string(), "mock-model".to_string());
+    // A hosted endpoint: a loopback one without a key is local, and its models are free.
+    vars.insert("API_KEY".to_string(), "test-key".to_string());
     let environment = Environment {
         vars,
         cwd: env.workspace.clone(),

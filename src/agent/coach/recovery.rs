@@ -1,0 +1,218 @@
+//! One line of recovery after a refused or failed call (coach on): what to call instead, as
+//! a call in the JSON form the model writes, so a small model can copy it.
+//!
+//! A small model answers "not read yet" with a bash script that runs `read_file` as a
+//! program, retries a denied `rm` word for word, or gives up. Each line here is decided from
+//! the call's typed facts ([`CallFact`]: tool, arguments, status, error kind, exit code),
+//! never from the result's text.
+
+use serde_json::json;
+
+use crate::agent::facts::{CallFact, CallStatus};
+use crate::tools::ToolErrorKind;
+
+/// Tools a small model tends to run as shell programs.
+const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];
+
+/// The line to add to the result of `fact`, when one helps.
+pub(crate) fn recovery_line(fact: &CallFact) -> Option<String> {
+    let path = fact.string_argument("path");
+    let call = |name: &str, arguments: serde_json::Value| {
+        format!("{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
+    };
+    let read_first = |path: &str| call("read_file", json!({ "path": path }));
+    match (fact.status, fact.error) {
+        (CallStatus::Failed, Some(ToolErrorKind::NotRead | ToolErrorKind::StaleFile)) => {
+            let path = path?;
+            Some(format!(
+                "Next: read the file first with this call, then make your change again: {}",
+                read_first(&path)
+            ))
+        }
+        (CallStatus::Failed, Some(ToolErrorKind::NoMatch)) => {
+            let path = path?;
+            Some(format!(
+                "Next: read the file and copy `old_str` exactly from it: {}",
+                read_first(&path)
+            ))
+        }
+        (CallStatus::Failed, Some(ToolErrorKind::NotFound)) if fact.name == "str_replace" => {
+            let path = path?;
+            Some(format!(
+                "Next: to create the file, write all of it: {}",
+                call("write_file", json!({ "path": path, "content": "..." }))
+            ))
+        }
+        (CallStatus::Failed, Some(ToolErrorKind::NotFound)) => Some(format!(
+            "Next: list the files to find the right path: {}",
+            call("bash", json!({ "command": "ls -R" }))
+        )),
+        (_, Some(ToolErrorKind::SandboxRequired | ToolErrorKind::SandboxFailed)) => Some(
+            "Next: commands cannot run here; do not repeat this one. Use read_file, write_file \
+             and str_replace instead."
+                .to_string(),
+        ),
+        (CallStatus::Blocked, _) => Some(format!(
+            "Next: this call is not allowed; do not repeat it. Do the task another way{}, or \
+             say in your answer that it needs the user's permission.",
+            if fact.name == "bash" {
+                " (another command, or the file tools)"
+            } else {
+                ""
+            }
+        )),
+        (CallStatus::Denied, _) => Some(
+            "Next: the user said no to this call; do not repeat it. Do something else, or ask \
+             the user in your answer."
+                .to_string(),
+        ),
+        (CallStatus::Ran, _) if fact.name == "bash" && fact.exit_code == Some(127) => {
+            let command = fact.string_argument("command")?;
+            let program = command.split_whitespace().next()?;
+            let tool = FILE_TOOLS.iter().find(|t| **t == program)?;
+            let path = command.split_whitespace().nth(1).unwrap_or("FILE");
+            Some(format!(
+                "Next: `{tool}` is a tool, not a shell command; call it: {}",
+                call(tool, json!({ "path": path }))
+            ))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn fact(
+        name: &str,
+        arguments: serde_json::Value,
+        status: CallStatus,
+        error: Option<ToolErrorKind>,
+        exit_code: Option<i32>,
+    ) -> CallFact {
+        CallFact {
+            name: name.into(),
+            arguments: arguments.to_string(),
+            status,
+            exit_code,
+            error,
+        }
+    }
+
+    #[test]
+    fn a_file_not_read_yet_gets_the_read_call() {
+        let line = recovery_line(&fact(
+            "write_file",
+            json!({"path": "fruits.txt", "content": "x"}),
+            CallStatus::Failed,
+            Some(ToolErrorKind::NotRead),
+            None,
+        ));
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                "Next: read the file first with this call, then make your change again: \
+                 {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
+            )
+        );
+    }
+
+    #[test]
+    fn refusals_and_failures_each_get_one_line() {
+        let cases = [
+            (
+                fact(
+                    "bash",
+                    json!({"command": "rm -rf build"}),
+                    CallStatus::Blocked,
+                    None,
+                    None,
+                ),
+                "not allowed; do not repeat it",
+            ),
+            (
+                fact(
+                    "bash",
+                    json!({"command": "rm x"}),
+                    CallStatus::Denied,
+                    None,
+                    None,
+                ),
+                "the user said no",
+            ),
+            (
+                fact(
+                    "bash",
+                    json!({"command": "ls"}),
+                    CallStatus::Failed,
+                    Some(ToolErrorKind::SandboxRequired),
+                    None,
+                ),
+                "commands cannot run here",
+            ),
+            (
+                fact(
+                    "str_replace",
+                    json!({"path": "a.py", "old_str": "x", "new_str": "y"}),
+                    CallStatus::Failed,
+                    Some(ToolErrorKind::NoMatch),
+                    None,
+                ),
+                "copy `old_str` exactly",
+            ),
+            (
+                fact(
+                    "read_file",
+                    json!({"path": "tests/a.py"}),
+                    CallStatus::Failed,
+                    Some(ToolErrorKind::NotFound),
+                    None,
+                ),
+                "ls -R",
+            ),
+            (
+                fact(
+                    "bash",
+                    json!({"command": "read_file fruits.txt"}),
+                    CallStatus::Ran,
+                    None,
+                    Some(127),
+                ),
+                "`read_file` is a tool, not a shell command; call it: {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}",
+            ),
+        ];
+        for (fact, expected) in cases {
+            let line = recovery_line(&fact).unwrap_or_default();
+            assert!(line.contains(expected), "{fact:?}: {line}");
+            assert!(!line.contains('\n'), "one line: {line}");
+        }
+        for quiet in [
+            fact(
+                "bash",
+                json!({"command": "ls"}),
+                CallStatus::Ran,
+                None,
+                Some(0),
+            ),
+            fact(
+                "bash",
+                json!({"command": "nope"}),
+                CallStatus::Ran,
+                None,
+                Some(127),
+            ),
+            fact(
+                "read_file",
+                json!({"path": "a"}),
+                CallStatus::Ran,
+                None,
+                None,
+            ),
+            fact("bash", json!({}), CallStatus::NotRun, None, None),
+        ] {
+            assert_eq!(recovery_line(&quiet), None, "{quiet:?}");
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The small-model profile behind the coach (issue 19) end to end on the mock: the smaller
+//! request, lenient text calls, whole-file listings, recovery lines; and the pin that a
+//! capable model's request is what it was before (full tool set, the same system prompt, no
+//! `max_tokens`). Every request the mock receives is checked for the tool-call/tool-result
+//! invariant when the server is dropped.
+
+use serde_json::Value;
+
+use crate::support::env::texts;
+use crate::support::sse::{text_events, tool_events};
+use crate::support::{CAPABLE_MODEL, MockServer, Reply, SMALL_MODEL, TestEnv};
+
+/// The system prompt a capable model got before issue 19, with `{workspace}` for the path.
+const CAPABLE_SYSTEM_PROMPT: &str = include_str!("../data/capable_system_prompt.txt");
+
+/// The tools a capable model is offered (all of them, in the registry's order).
+const ALL_TOOLS: &[&str] = &[
+    "bash",
+    "read_file",
+    "write_file",
+    "str_replace",
+    "write_todos",
+    "task",
+];
+
+/// The size of the first request before issue 19, in bytes (system prompt, every tool
+/// schema, a one-word task).
+const FIRST_REQUEST_BEFORE: usize = 3_783;
+
+fn text(reply: &str) -> Reply {
+    Reply::Sse(text_events(&[reply]))
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn last_content(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn a_capable_model_sees_the_request_it_saw_before() {
+    let server = MockServer::start(vec![text("ok")]);
+    let env = TestEnv::with_model(&server, CAPABLE_MODEL);
+    let output = env.run(&["hi"]);
+    assert_eq!(output.status.code(), Some(0));
+    let request = &server.chat_requests()[0];
+    let body = &request.body;
+    assert_eq!(tool_names(body), ALL_TOOLS);
+    assert!(body.get("max_tokens").is_none(), "{body}");
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let workspace = env
+        .workspace
+        .canonicalize()
+        .unwrap_or(env.workspace.clone());
+    assert_eq!(
+        system,
+        CAPABLE_SYSTEM_PROMPT
+            .trim_end()
+            .replace("{workspace}", &workspace.display().to_string())
+    );
+}
+
+#[test]
+fn a_small_model_gets_a_smaller_bounded_request() {
+    let server = MockServer::start(vec![text("ok")]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    let output = env.run(&["hi"]);
+    assert_eq!(output.status.code(), Some(0));
+    let request = &server.chat_requests()[0];
+    let body = &request.body;
+    assert_eq!(
+        tool_names(body),
+        ["bash", "read_file", "write_file", "str_replace"]
+    );
+    assert_eq!(body["max_tokens"], 1536);
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    assert!(
+        system.contains("<tool_call>\n{\"name\": \"write_file\""),
+        "{system}"
+    );
+    let size = request.raw_body.len();
+    eprintln!("a small model's first request: {size} bytes");
+    assert!(
+        size * 4 < FIRST_REQUEST_BEFORE * 3,
+        "the first request is {size} bytes, not well under {FIRST_REQUEST_BEFORE}"
+    );
+    // With the coach off, the same model gets the full request.
+    let server = MockServer::start(vec![text("ok")]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    let output = env.run(&["--coach", "off", "hi"]);
+    assert_eq!(output.status.code(), Some(0));
+    let body = &server.chat_requests()[0].body;
+    assert_eq!(tool_names(body), ALL_TOOLS);
+    assert!(body.get("max_tokens").is_none());
+}
+
+/// The baseline evaluation's failures: a call with raw newlines in `content`, and one with
+/// the invalid escape `\;`, each the whole reply, printed as the final answer before.
+#[test]
+fn almost_json_calls_are_read_through_the_dispatcher() {
+    let write = "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.py\", \"content\": \"print('hello')\nprint('bye')\n\",}}\n```";
+    let mark = "```json\n{\n  \"name\": \"bash\",\n  \"arguments\": {\n    \"command\": \"find build -name '*.tmp' -exec touch {}.seen \\;\"\n  }\n}\n```";
+    let server = MockServer::start(vec![text(write), text(mark), text("Done.")]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    env.write("build/a.tmp", "");
+    env.write("build/keep.txt", "");
+    let output = env.run(&["--yes", "create hello.py and mark the .tmp files in build"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Done.\n");
+    assert_eq!(env.read("hello.py"), "print('hello')\nprint('bye')\n");
+    assert!(env.workspace.join("build/a.tmp.seen").exists(), "{stderr}");
+    assert!(!env.workspace.join("build/keep.txt.seen").exists());
+    // A capable model's almost-JSON reply stays text: its answer is final.
+    let server = MockServer::start(vec![text(write)]);
+    let env = TestEnv::with_model(&server, CAPABLE_MODEL);
+    let output = env.run(&["--yes", "create hello.py"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(!env.workspace.join("hello.py").exists());
+}
+
+/// The baseline's new_script reply: the listing shown, never written.
+const LISTING: &str = "To create `count.py`, you can use the following code:\n\n```python\n# count.py\nwith open('words.txt') as f:\n    print(len(f.readlines()))\n```\n\nRun it with:\n```bash\npython3 count.py\n```";
+
+#[test]
+fn a_listing_of_a_file_to_create_is_written() {
+    let server = MockServer::start(vec![
+        text(LISTING),
+        Reply::Sse(tool_events(
+            "b1",
+            "bash",
+            r#"{"command":"python3 count.py"}"#,
+        )),
+        text("It prints 2."),
+    ]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    env.write("words.txt", "a\nb\n");
+    let output = env.run(&[
+        "--yes",
+        "Create count.py that prints how many lines words.txt has, then run it.",
+    ]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "It prints 2.\n");
+    assert_eq!(
+        env.read("count.py"),
+        "with open('words.txt') as f:\n    print(len(f.readlines()))\n"
+    );
+    let requests = server.chat_requests();
+    assert!(
+        last_content(&requests[1].body).contains("count.py"),
+        "the write's result"
+    );
+}
+
+#[test]
+fn a_listing_shown_for_a_question_is_not_written() {
+    for request in [
+        "Show me what count.py would look like",
+        "Explain how I would write count.py; don't change anything",
+    ] {
+        let server = MockServer::start(vec![text(LISTING)]);
+        let env = TestEnv::with_model(&server, SMALL_MODEL);
+        let output = env.run(&["--yes", request]);
+        let (stdout, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert!(stdout.contains("python3 count.py"), "{stdout}");
+        assert!(!env.workspace.join("count.py").exists(), "{request}");
+        assert_eq!(server.chat_requests().len(), 1, "{request}: {stderr}");
+    }
+}
+
+#[test]
+fn a_refusal_says_what_to_call_instead_with_the_coach_on_only() {
+    for (model, expected) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events(
+                "w1",
+                "write_file",
+                r#"{"path":"fruits.txt","content":"apple\nbanana\n"}"#,
+            )),
+            text("I could not write it."),
+        ]);
+        let env = TestEnv::with_model(&server, model);
+        env.write("fruits.txt", "apple\n");
+        let output = env.run(&["--yes", "Add a line banana at the end of fruits.txt"]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let result = server.chat_requests()[1].messages()[3]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(result.contains("not read"), "{result}");
+        assert_eq!(
+            result.contains(
+                "Next: read the file first with this call, then make your change again: {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
+            ),
+            expected,
+            "{model}: {result}"
+        );
+    }
+}
