@@ -12,6 +12,7 @@
 
 pub mod agent;
 pub mod cancel;
+pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod context;
@@ -29,6 +30,7 @@ pub mod session;
 pub mod task_input;
 pub mod tools;
 pub mod ui;
+pub mod undo;
 
 mod run;
 

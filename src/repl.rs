@@ -8,6 +8,8 @@
 //! To add a slash command: a row in [`COMMANDS`] (shown by `/help`, completed with Tab), a
 //! variant of [`Input`] with its arm in [`Input::parse`], and its handling in [`run`].
 
+mod checkpoints;
+
 use std::path::Path;
 
 use rustyline::error::ReadlineError;
@@ -36,6 +38,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/sessions", "list saved sessions of this workspace"),
     ("/resume", "[ID] continue a saved session"),
     ("/mcp", "list MCP servers, their state and their tools"),
+    ("/undo", "put back the files the last turn changed"),
+    (
+        "/rewind",
+        "restore the files to before a turn, and optionally the conversation",
+    ),
+    (
+        "/checkpoints",
+        "list the workspace's checkpoints and their disk use",
+    ),
 ];
 
 /// A parsed line of input.
@@ -55,6 +66,9 @@ pub enum Input {
     /// `/model` (show) or `/model NAME` (switch).
     Model(Option<String>),
     Mcp,
+    Undo,
+    Rewind,
+    Checkpoints,
     Unknown(String),
     /// A known command with an argument it cannot take: the message saying so.
     BadArgument(String),
@@ -91,6 +105,9 @@ impl Input {
             "/resume" => Self::Resume(argument),
             "/model" => Self::Model(argument),
             "/mcp" => Self::Mcp,
+            "/undo" => Self::Undo,
+            "/rewind" => Self::Rewind,
+            "/checkpoints" => Self::Checkpoints,
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -119,7 +136,7 @@ fn bad_argument(command: &str, argument: &str) -> Option<String> {
 pub fn help_text() -> String {
     let mut text = String::from("Type a task, or a command:\n");
     for (name, what) in COMMANDS {
-        text.push_str(&format!("  {name:<10} {what}\n"));
+        text.push_str(&format!("  {name:<13} {what}\n"));
     }
     text.push_str(
         "Keys: Tab completes commands and paths (@path too); Alt-Enter or a trailing \\ \
@@ -216,8 +233,18 @@ pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
                 memory_command(agent, input);
             }
             Input::Task(task) => run_task(agent, &task).await,
+            Input::Undo => checkpoints::undo(agent, &mut ask(&mut editor)),
+            Input::Rewind => checkpoints::rewind(agent, &mut ask(&mut editor)),
+            Input::Checkpoints => checkpoints::overview_command(agent),
         }
     }
+}
+
+/// A question for the user, answered on the prompt's line editor (`None`: Ctrl-C, Ctrl-D).
+fn ask(
+    editor: &mut Editor<InputHelper, DefaultHistory>,
+) -> impl FnMut(&str) -> Option<String> + '_ {
+    move |question| tokio::task::block_in_place(|| editor.readline(question)).ok()
 }
 
 /// Adds `line` to the history and saves it (failures to save are not worth a message).

@@ -55,6 +55,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Some(Command::Doctor) => crate::doctor::run(&cli.run),
         Some(Command::Mcp { command }) => crate::mcp_list::run(command, &cli.run),
         Some(Command::Completions { shell }) => completions(shell),
+        Some(Command::Undo(args)) => crate::undo::run(&args, &cli.run),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
             return helper_exit(sandbox::helper::main(&args));
@@ -291,6 +292,7 @@ fn build_agent(
         Exit::Usage
     })?;
     let mcp = start_mcp(&config, &sink)?;
+    let checkpoints = checkpoints(&config, &sink);
     let mut agent = Agent::new(AgentParts {
         config: Arc::new(config),
         client,
@@ -305,6 +307,9 @@ fn build_agent(
     agent.set_governor(governor);
     if let Some(mcp) = mcp {
         agent.set_mcp(mcp);
+    }
+    if let Some(checkpoints) = checkpoints {
+        agent.set_checkpoints(Arc::from(checkpoints));
     }
     let resumed = resume_requested(&mut agent)?;
     sink.emit(AgentEvent::SessionStarted {
@@ -323,6 +328,28 @@ fn build_agent(
         });
     }
     Ok(agent)
+}
+
+/// The workspace's checkpoints (issue 16), unless they are off; a warning says why when
+/// `git` is missing.
+fn checkpoints(
+    config: &Config,
+    sink: &Arc<dyn EventSink>,
+) -> Option<Box<crate::checkpoints::Checkpoints>> {
+    use crate::checkpoints::{CheckpointSettings, Checkpoints, Setup};
+    let (settings, warnings) = CheckpointSettings::resolve(config);
+    for message in warnings {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    let path = config.environment.get("PATH");
+    match Checkpoints::setup(settings, &config.agent_home, &config.workspace, path) {
+        Setup::On(checkpoints) => Some(checkpoints),
+        Setup::Disabled => None,
+        Setup::NoGit(message) => {
+            sink.emit(AgentEvent::Warning { message });
+            None
+        }
+    }
 }
 
 /// Starts the configured MCP servers in the background (issue 17); `None` without any.

@@ -233,6 +233,7 @@ impl Agent {
             todos: loaded.todos.len(),
         };
         self.history = loaded.history;
+        self.checkpoints.turns = loaded.turns;
         self.todos.set(loaded.todos);
         self.todos_seen
             .store(self.todos.version(), Ordering::SeqCst);
@@ -260,6 +261,7 @@ impl Agent {
             .store(self.todos.version(), Ordering::SeqCst);
         self.governance = None;
         self.context.reset();
+        self.checkpoints.reset();
     }
 
     /// Saves the governor's role and spending in the session (after each turn).

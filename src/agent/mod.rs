@@ -1,5 +1,6 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
+pub mod checkpoint;
 pub mod coach;
 pub mod events;
 pub mod facts;
@@ -79,6 +80,8 @@ pub struct Agent {
     /// The session's MCP servers, when any are configured (their tools reach the model
     /// through the registry).
     mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// Turn numbers and the workspace's checkpoints ([`checkpoint`]).
+    checkpoints: checkpoint::SessionCheckpoints,
 }
 
 impl Agent {
@@ -122,6 +125,7 @@ impl Agent {
             coach,
             repeat_limit: parts.loop_settings.repeat_limit,
             mcp: None,
+            checkpoints: checkpoint::SessionCheckpoints::default(),
         }
     }
 
@@ -236,6 +240,7 @@ impl Agent {
         });
         self.history.push(user);
         self.context.turn_started(self.history.len() - 1);
+        let recorder = self.start_turn_checkpoint(input);
         let tools = ToolContext {
             workspace: &self.config.workspace,
             cwd: &self.config.cwd,
@@ -243,6 +248,9 @@ impl Agent {
             exec: &self.exec,
             cancel,
             max_output_chars: self.max_output_chars,
+            before_run: recorder
+                .as_deref()
+                .map(|r| r as &dyn crate::tools::BeforeRun),
         };
         let dispatcher = Dispatcher {
             registry: &self.registry,
@@ -284,6 +292,7 @@ impl Agent {
         let mut stats = TurnStats::default();
         let spent_before = self.governor.spending().cost_usd;
         let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
+        self.finish_turn_checkpoint(recorder);
         // Without `usage.cost` from the provider, the turn's cost is what the governor priced
         // (subagents included); unknown when a call could not be priced.
         let spending = self.governor.spending();

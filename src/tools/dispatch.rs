@@ -17,7 +17,9 @@ use std::sync::Mutex;
 use super::{Access, Args, Registry, ToolContext, ToolDisplay};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
-use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision, PermissionEngine};
+use crate::permissions::{
+    ApprovalAnswer, ApprovalRequest, Approver, Decision, Evaluation, PermissionEngine,
+};
 
 /// The result text the model receives when the user declines.
 pub const DECLINED: &str = "The user denied this tool call.";
@@ -125,10 +127,13 @@ impl Dispatcher<'_> {
         if let Err(reason) = self.policy.before(&call.name, &args) {
             return DispatchOutcome::blocked(format!("Blocked by policy: {reason}"), None);
         }
-        let decision = match self.authorize(&call.name, &args, ctx) {
-            Ok(decision) => decision,
+        let (decision, access, evaluation) = match self.authorize(&call.name, &args, ctx) {
+            Ok(authorized) => authorized,
             Err(outcome) => return outcome,
         };
+        if let Some(hook) = ctx.before_run {
+            hook.before_run(&call.name, &access, evaluation.as_ref());
+        }
         let mut outcome = match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
             Ok(Ok(output)) => DispatchOutcome {
                 content: cap(&output.text, ctx.max_output_chars),
@@ -168,13 +173,13 @@ impl Dispatcher<'_> {
         }
     }
 
-    /// Step 4 (permissions): `Ok(verdict)` when the call may run.
+    /// Step 4 (permissions): `Ok((verdict, access, evaluation))` when the call may run.
     fn authorize(
         &self,
         tool_name: &str,
         args: &Args,
         ctx: &ToolContext<'_>,
-    ) -> Result<Decision, DispatchOutcome> {
+    ) -> Result<(Decision, Access, Option<Evaluation>), DispatchOutcome> {
         let Some(tool) = self.registry.get(tool_name) else {
             return Err(DispatchOutcome::error(self.unknown_tool(tool_name)));
         };
@@ -187,7 +192,7 @@ impl Dispatcher<'_> {
                 Err(poisoned) => poisoned.into_inner(),
             };
             match &access {
-                Access::None => return Ok(Decision::Allow),
+                Access::None => return Ok((Decision::Allow, access, None)),
                 Access::Command(command) => (command.clone(), engine.check_bash(command)),
                 Access::Read(path) => (
                     path.display().to_string(),
@@ -201,7 +206,7 @@ impl Dispatcher<'_> {
             }
         };
         match evaluation.decision {
-            Decision::Allow => Ok(Decision::Allow),
+            Decision::Allow => Ok((Decision::Allow, access, Some(evaluation))),
             Decision::Deny => Err(DispatchOutcome::blocked(
                 format!("Blocked by policy: {}", evaluation.summary()),
                 Some(Decision::Deny),
@@ -210,10 +215,11 @@ impl Dispatcher<'_> {
                 let request = ApprovalRequest {
                     tool: tool_name.to_string(),
                     subject,
-                    evaluation,
+                    evaluation: evaluation.clone(),
                 };
                 let by_name = matches!(access, Access::Opaque(_));
-                self.ask(request, ctx.cancel, by_name)
+                let decision = self.ask(request, ctx.cancel, by_name)?;
+                Ok((decision, access, Some(evaluation)))
             }
         }
     }

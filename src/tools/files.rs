@@ -360,6 +360,7 @@ pub(super) mod fixture {
                 exec: &self.exec,
                 cancel: &self.cancel,
                 max_output_chars: self.max_output_chars,
+                before_run: None,
             }
         }
 

@@ -7,6 +7,7 @@
 
 pub mod announce;
 pub mod approval;
+pub mod checkpoints;
 pub mod diff;
 pub mod highlight;
 pub mod inline;

@@ -1,0 +1,80 @@
+//! `[checkpoints]` in the user's `config.toml`, resolved.
+//!
+//! Only the user file may set it: a repository must not be able to switch off the user's
+//! undo or make it keep gigabytes. A project file's `[checkpoints]` is ignored with a
+//! warning.
+
+use crate::config::Config;
+use crate::config::file::CheckpointsSection;
+
+/// Files over 10 MB are not captured by default.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10_000_000;
+/// Snapshots of the last 100 turns are kept by default...
+pub const DEFAULT_KEEP: usize = 100;
+/// ...and none older than 14 days.
+pub const DEFAULT_KEEP_DAYS: u64 = 14;
+
+/// How checkpoints behave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// Snapshot before each turn's first change (default true).
+    pub enabled: bool,
+    /// Larger files are not captured, in bytes.
+    pub max_file_bytes: u64,
+    /// Turns whose snapshots are kept (newest first); at least 1.
+    pub keep: usize,
+    /// Snapshots older than this many days are pruned.
+    pub keep_days: u64,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        Self::from_section(&CheckpointsSection::default())
+    }
+}
+
+impl CheckpointSettings {
+    /// The settings of `section`, defaults filled in.
+    pub fn from_section(section: &CheckpointsSection) -> Self {
+        Self {
+            enabled: section.enabled.unwrap_or(true),
+            max_file_bytes: section.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            keep: section.keep.unwrap_or(DEFAULT_KEEP).max(1),
+            keep_days: section.keep_days.unwrap_or(DEFAULT_KEEP_DAYS),
+        }
+    }
+
+    /// The user file's settings, and a warning when the project file has a section.
+    pub fn resolve(config: &Config) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        if config.project.checkpoints != CheckpointsSection::default() {
+            warnings.push(format!(
+                "ignoring [checkpoints] in the project config {}: only {} may set it",
+                config.project_file().display(),
+                config.user_file().display()
+            ));
+        }
+        (Self::from_section(&config.user.checkpoints), warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_floors() {
+        let settings = CheckpointSettings::default();
+        assert!(settings.enabled);
+        assert_eq!(settings.max_file_bytes, 10_000_000);
+        assert_eq!((settings.keep, settings.keep_days), (100, 14));
+        let section = CheckpointsSection {
+            enabled: Some(false),
+            keep: Some(0),
+            ..CheckpointsSection::default()
+        };
+        let settings = CheckpointSettings::from_section(&section);
+        assert!(!settings.enabled);
+        assert_eq!(settings.keep, 1);
+    }
+}

@@ -1,0 +1,520 @@
+//! The shadow repository of one workspace: `$AGENT_HOME/checkpoints/<workspace id>/`.
+//!
+//! Layout: `git/` (a bare repository: objects, refs, the shadow index, `info/attributes`),
+//! `ledger.jsonl` ([`super::ledger`]), `last` (the newest snapshot and its key, so an
+//! unchanged workspace reuses it), `lock` (held while a snapshot or restore runs, so two
+//! sessions in one workspace take turns), `workspace` (the workspace path, for people).
+//!
+//! A snapshot is a root commit whose tree is the workspace and whose message holds the
+//! [`Meta`] (what was not captured, exact permission bits). Every commit gets a ref
+//! `refs/checkpoints/<commit>`, the only roots [`super::prune`] keeps. The shadow index's
+//! stat cache makes a snapshot of an unchanged tree cost a walk and one `update-index`
+//! that hashes nothing; a new commit is made only when the tree or the meta changed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::CheckpointError;
+use super::git::{ATTRIBUTES, Git, GitError};
+use super::paths::{RelPath, fnv1a};
+use super::walk::{self, Skipped};
+
+/// At most this many `update-index` calls while isolating files git refuses one by one.
+const MAX_ADD_CALLS: usize = 64;
+
+/// What a snapshot's commit message holds besides the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Paths that were not captured, and why.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    /// Permission bits of files whose bits are not the default for their git mode.
+    #[serde(default, with = "perm_list")]
+    pub perms: BTreeMap<RelPath, u32>,
+}
+
+impl Meta {
+    /// The permission bits of a captured file with git mode `mode`.
+    pub fn perms_of(&self, path: &RelPath, mode: u32) -> u32 {
+        self.perms
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| walk::default_perms(mode == 0o100_755))
+    }
+
+    /// Whether `path` was left out of this snapshot.
+    pub fn skips(&self, path: &RelPath) -> bool {
+        self.skipped.iter().any(|s| &s.path == path)
+    }
+
+    /// What identifies the meta for "did anything change" (sizes of skipped files do not).
+    fn key(&self) -> u64 {
+        let mut bytes = Vec::new();
+        for skipped in &self.skipped {
+            bytes.extend_from_slice(skipped.path.as_bytes());
+            bytes.push(0);
+        }
+        bytes.push(1);
+        for (path, perms) in &self.perms {
+            bytes.extend_from_slice(path.as_bytes());
+            bytes.extend_from_slice(&perms.to_le_bytes());
+        }
+        fnv1a(&bytes)
+    }
+}
+
+/// `perms` as a list of `[path, bits]` pairs (JSON object keys must be strings).
+mod perm_list {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::RelPath;
+
+    pub fn serialize<S: Serializer>(
+        map: &BTreeMap<RelPath, u32>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        map.iter().collect::<Vec<_>>().serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<RelPath, u32>, D::Error> {
+        Ok(Vec::<(RelPath, u32)>::deserialize(deserializer)?
+            .into_iter()
+            .collect())
+    }
+}
+
+/// One saved state of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The commit in the shadow repository.
+    pub commit: String,
+    /// Files and links captured.
+    pub files: usize,
+    pub skipped: Vec<Skipped>,
+    /// This was the workspace's first snapshot (every file was hashed).
+    pub first: bool,
+    /// A new commit was made (the workspace differed from the last snapshot).
+    pub created: bool,
+    pub took: Duration,
+}
+
+/// One entry of a snapshot's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Git's mode: `0o100644`, `0o100755`, `0o120000` (link), `0o160000` (never made here).
+    pub mode: u32,
+    /// The blob's object id.
+    pub oid: String,
+}
+
+impl Entry {
+    pub fn is_link(&self) -> bool {
+        self.mode == 0o120_000
+    }
+}
+
+/// The shadow repository of one workspace.
+#[derive(Debug, Clone)]
+pub struct Store {
+    git: Git,
+    dir: PathBuf,
+    workspace: PathBuf,
+    max_file_bytes: u64,
+}
+
+/// Held while the store is in use; released when dropped.
+pub struct Lock(#[allow(dead_code)] File);
+
+impl Store {
+    /// The store for `workspace` in `dir`, using the `git` program at `git`. Nothing is
+    /// created until the first snapshot.
+    pub fn new(git: PathBuf, dir: PathBuf, workspace: PathBuf, max_file_bytes: u64) -> Self {
+        Self {
+            git: Git::new(git, dir.join("git"), workspace.clone()),
+            dir,
+            workspace,
+            max_file_bytes,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    pub(crate) fn git(&self) -> &Git {
+        &self.git
+    }
+
+    /// Whether the workspace has had a snapshot (the shadow index exists).
+    pub fn is_warm(&self) -> bool {
+        self.git.git_dir().join("index").exists()
+    }
+
+    fn io(&self, path: &Path) -> impl Fn(std::io::Error) -> CheckpointError {
+        let path = path.to_path_buf();
+        move |e| CheckpointError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Takes the store's lock, creating the directory (mode 0700) when needed. Blocks while
+    /// another session holds it.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Io`] when the directory or lock file cannot be made.
+    pub fn lock(&self) -> Result<Lock, CheckpointError> {
+        create_private_dir(&self.dir).map_err(self.io(&self.dir))?;
+        let path = self.dir.join("lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(self.io(&path))?;
+        // SAFETY: flock on a descriptor owned by `file`, which the returned guard keeps open.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(self.io(&path)(std::io::Error::last_os_error()));
+        }
+        Ok(Lock(file))
+    }
+
+    /// Creates the repository on first use; `true` when it was created now.
+    fn init(&self) -> Result<bool, CheckpointError> {
+        let git_dir = self.git.git_dir();
+        if git_dir.join("HEAD").exists() {
+            return Ok(false);
+        }
+        self.git.init()?;
+        let info = git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(self.io(&info))?;
+        let attributes = info.join("attributes");
+        std::fs::write(&attributes, ATTRIBUTES).map_err(self.io(&attributes))?;
+        let note = self.dir.join("workspace");
+        let _ = std::fs::write(&note, format!("{}\n", self.workspace.display()));
+        Ok(true)
+    }
+
+    /// Records the workspace as it is now. Call with the lock held.
+    ///
+    /// # Errors
+    /// [`CheckpointError`] when the repository cannot be written (a full disk, a read-only
+    /// directory) or git fails for the whole tree; nothing is recorded then. Files git
+    /// refuses one by one are listed in [`Snapshot::skipped`] instead.
+    pub fn snapshot(&self, _lock: &Lock) -> Result<Snapshot, CheckpointError> {
+        let started = Instant::now();
+        let first = self.init()? || !self.is_warm();
+        let walk = walk::walk(&self.workspace, self.max_file_bytes);
+        let mut skipped = walk.skipped;
+        let old = if first {
+            Vec::new()
+        } else {
+            self.index_paths()?
+        };
+        let mut calls = 0;
+        let mut refused = Vec::new();
+        self.add(&walk.paths, &mut refused, &mut calls)?;
+        let refused_set: HashSet<&RelPath> = refused.iter().map(|s: &Skipped| &s.path).collect();
+        let captured: HashSet<&[u8]> = walk
+            .paths
+            .iter()
+            .filter(|p| !refused_set.contains(p))
+            .map(RelPath::as_bytes)
+            .collect();
+        let stale: Vec<&RelPath> = old
+            .iter()
+            .filter(|p| !captured.contains(p.as_bytes()))
+            .collect();
+        if !stale.is_empty() {
+            self.git.run(
+                &["update-index", "--force-remove", "-z", "--stdin"],
+                Some(&nul_list(stale.iter().copied())),
+            )?;
+        }
+        skipped.extend(refused);
+        let tree = self.git.text(&["write-tree"], None)?;
+        let mut perms = walk.perms;
+        perms.retain(|path, _| captured.contains(path.as_bytes()));
+        let meta = Meta { skipped, perms };
+        let (commit, created) = self.commit(&tree, &meta)?;
+        Ok(Snapshot {
+            commit,
+            files: captured.len(),
+            skipped: meta.skipped,
+            first,
+            created,
+            took: started.elapsed(),
+        })
+    }
+
+    /// The paths in the shadow index.
+    fn index_paths(&self) -> Result<Vec<RelPath>, GitError> {
+        let out = self.git.run(&["ls-files", "-z"], None)?;
+        Ok(split_nul(&out).map(|p| RelPath(p.to_vec())).collect())
+    }
+
+    /// Adds `paths` to the shadow index (unchanged files cost a `stat`). When git refuses
+    /// the list, the paths are halved until the refused ones are isolated, each becoming a
+    /// [`Skipped`] entry with git's message, within [`MAX_ADD_CALLS`] calls.
+    fn add(
+        &self,
+        paths: &[RelPath],
+        refused: &mut Vec<Skipped>,
+        calls: &mut usize,
+    ) -> Result<(), CheckpointError> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        *calls += 1;
+        let result = self.git.run(
+            &["update-index", "--add", "--remove", "-z", "--stdin"],
+            Some(&nul_list(paths.iter())),
+        );
+        match result {
+            Ok(_) => Ok(()),
+            Err(error) if *calls >= MAX_ADD_CALLS => Err(error.into()),
+            Err(error) if paths.len() == 1 => {
+                refused.push(Skipped {
+                    path: paths[0].clone(),
+                    reason: walk::SkipReason::Unreadable {
+                        message: error.message,
+                    },
+                });
+                Ok(())
+            }
+            Err(_) => {
+                let (a, b) = paths.split_at(paths.len() / 2);
+                self.add(a, refused, calls)?;
+                self.add(b, refused, calls)
+            }
+        }
+    }
+
+    /// The commit for `tree` + `meta`: the last one when both are unchanged, else a new
+    /// root commit with a ref. `true` when a commit was made.
+    fn commit(&self, tree: &str, meta: &Meta) -> Result<(String, bool), CheckpointError> {
+        let key = format!("{tree} {:016x}", meta.key());
+        let last_file = self.dir.join("last");
+        if let Ok(text) = std::fs::read_to_string(&last_file)
+            && let Some((last_key, commit)) = text.trim_end().split_once('\n')
+            && last_key == key
+            && !commit.is_empty()
+        {
+            return Ok((commit.to_string(), false));
+        }
+        let json = serde_json::to_string(meta).map_err(|e| CheckpointError::Io {
+            path: last_file.clone(),
+            message: e.to_string(),
+        })?;
+        let message = format!("agent checkpoint\n\n{json}\n");
+        let commit = self
+            .git
+            .text(&["commit-tree", tree], Some(message.as_bytes()))?;
+        let name = format!("refs/checkpoints/{commit}");
+        self.git.run(&["update-ref", &name, &commit], None)?;
+        write_atomic(&last_file, format!("{key}\n{commit}\n").as_bytes())
+            .map_err(self.io(&last_file))?;
+        Ok((commit, true))
+    }
+
+    /// Every file and link of snapshot `commit`, by path.
+    ///
+    /// # Errors
+    /// [`GitError`] when the commit cannot be read.
+    pub fn entries(&self, commit: &str) -> Result<BTreeMap<RelPath, Entry>, GitError> {
+        let out = self
+            .git
+            .run(&["ls-tree", "-r", "-z", "--full-tree", commit], None)?;
+        let mut entries = BTreeMap::new();
+        for record in split_nul(&out) {
+            // `<mode> SP <type> SP <object> TAB <path>`
+            let Some(tab) = record.iter().position(|&b| b == b'\t') else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&record[..tab]);
+            let mut fields = head.split(' ');
+            let (Some(mode), Some(_), Some(oid)) = (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let Ok(mode) = u32::from_str_radix(mode, 8) else {
+                continue;
+            };
+            entries.insert(
+                RelPath(record[tab + 1..].to_vec()),
+                Entry {
+                    mode,
+                    oid: oid.to_string(),
+                },
+            );
+        }
+        Ok(entries)
+    }
+
+    /// The [`Meta`] of snapshot `commit` (empty for a commit without one).
+    ///
+    /// # Errors
+    /// [`GitError`] when the commit cannot be read.
+    pub fn meta(&self, commit: &str) -> Result<Meta, GitError> {
+        let out = self.git.run(&["cat-file", "commit", commit], None)?;
+        let text = String::from_utf8_lossy(&out);
+        let body = text.split_once("\n\n").map_or("", |(_, body)| body);
+        let json = body.split_once("\n\n").map_or("", |(_, json)| json);
+        Ok(serde_json::from_str(json.trim()).unwrap_or_default())
+    }
+
+    /// Paths whose file or link differs between snapshots `a` and `b` (content, kind or
+    /// executable bit; renames are a removal and an addition).
+    ///
+    /// # Errors
+    /// [`GitError`] when a commit cannot be read.
+    pub fn changed(&self, a: &str, b: &str) -> Result<BTreeSet<RelPath>, GitError> {
+        if a == b {
+            return Ok(BTreeSet::new());
+        }
+        let out = self.git.run(
+            &["diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b],
+            None,
+        )?;
+        Ok(split_nul(&out).map(|p| RelPath(p.to_vec())).collect())
+    }
+
+    /// The contents of the blobs `oids`.
+    ///
+    /// # Errors
+    /// [`GitError`] when git cannot read them (a missing object).
+    pub fn blobs(&self, oids: &[&str]) -> Result<HashMap<String, Vec<u8>>, GitError> {
+        let mut wanted: Vec<&str> = oids.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let input: String = wanted.iter().map(|oid| format!("{oid}\n")).collect();
+        let out = self
+            .git
+            .run(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+        parse_batch(&out).ok_or_else(|| GitError {
+            command: "cat-file --batch".into(),
+            message: "unexpected output".into(),
+        })
+    }
+
+    /// Bytes used by the store on disk.
+    pub fn disk_use(&self) -> u64 {
+        dir_size(&self.dir)
+    }
+}
+
+/// `cat-file --batch` output: `<oid> <type> <size>\n<bytes>\n` per object.
+fn parse_batch(mut out: &[u8]) -> Option<HashMap<String, Vec<u8>>> {
+    let mut blobs = HashMap::new();
+    while !out.is_empty() {
+        let end = out.iter().position(|&b| b == b'\n')?;
+        let header = String::from_utf8_lossy(&out[..end]).into_owned();
+        out = &out[end + 1..];
+        let mut fields = header.split(' ');
+        let oid = fields.next()?.to_string();
+        if fields.next()? == "missing" {
+            return None;
+        }
+        let size: usize = fields.next()?.parse().ok()?;
+        let bytes = out.get(..size)?.to_vec();
+        out = out.get(size + 1..)?;
+        blobs.insert(oid, bytes);
+    }
+    Some(blobs)
+}
+
+fn split_nul(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split(|&b| b == 0).filter(|p| !p.is_empty())
+}
+
+fn nul_list<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.extend_from_slice(path.as_bytes());
+        out.push(0);
+    }
+    out
+}
+
+/// Creates `dir` and its parents, the last one private to the user.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => dir_size(&entry.path()),
+            Ok(meta) => meta.blocks() * 512,
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_output_is_parsed_by_size_not_by_lines() {
+        let out = b"aaa blob 3\na\nb\nbbb blob 0\n\n";
+        let blobs = parse_batch(out).unwrap();
+        assert_eq!(blobs["aaa"], b"a\nb");
+        assert_eq!(blobs["bbb"], b"");
+        assert_eq!(parse_batch(b"ccc missing\n"), None);
+    }
+
+    #[test]
+    fn meta_key_ignores_sizes_of_skipped_files() {
+        let skipped = |bytes| Meta {
+            skipped: vec![Skipped {
+                path: RelPath(b"big".to_vec()),
+                reason: walk::SkipReason::TooLarge { bytes, cap: 10 },
+            }],
+            perms: BTreeMap::new(),
+        };
+        assert_eq!(skipped(20).key(), skipped(30).key());
+        assert_ne!(skipped(20).key(), Meta::default().key());
+        let json = serde_json::to_string(&skipped(20)).unwrap();
+        assert_eq!(serde_json::from_str::<Meta>(&json).unwrap(), skipped(20));
+    }
+}
