@@ -1,5 +1,6 @@
 mod bash_tool;
 mod bench_context;
+mod checkpoints;
 mod cli;
 mod closed_pipe;
 mod context;
