@@ -685,3 +685,136 @@ fn bad_inputs_never_crash_and_say_what_was_not_captured() {
         );
     }
 }
+
+/// Whether this machine lets a test make its own user and mount namespace (for tiny tmpfs
+/// file systems that fill up).
+fn private_mounts_work() -> bool {
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// A full disk, both ways, on tiny tmpfs file systems in a private mount namespace: a
+/// restore into a full workspace fails file by file with the reason, leaving each file as
+/// it was (never half written), and succeeds once there is room; a snapshot into a full
+/// checkpoint directory is a warning saying what was not captured, and the turn goes on.
+#[test]
+fn a_full_disk_fails_cleanly_and_never_leaves_a_file_half_restored() {
+    if !private_mounts_work() {
+        eprintln!(
+            "skipped a_full_disk_fails_cleanly...: `unshare --user --mount` is not available, \
+             so no small file system can be mounted"
+        );
+        return;
+    }
+    let server = MockServer::start(vec![
+        calls(&[bash(
+            "c1",
+            "python3 -c \"open('data.bin','wb').write(b'')\" && sed -i s/a/b/ small.txt",
+        )]),
+        done(),
+        calls(&[bash("c2", "sed -i s/a/b/ small.txt")]),
+        done(),
+    ]);
+    let env = env_for(&server);
+    let root = env.root().to_path_buf();
+    let stage = root.join("stage");
+    put(&stage, "data.bin", &random_bytes(200_000, 7), 0o644);
+    put(&stage, "small.txt", b"a\n", 0o644);
+    let full_home = root.join("full-home");
+    std::fs::create_dir_all(full_home.join("checkpoints")).unwrap();
+    let big = root.join("big-ws");
+    put(&big, "small.txt", b"a\n", 0o644);
+    for i in 0..8 {
+        put(
+            &big,
+            &format!("data{i}.bin"),
+            &random_bytes(100_000, i + 11),
+            0o644,
+        );
+    }
+    let script = r#"
+        mount -t tmpfs -o size=512k tmpfs "$WS" || { echo mount_failed; exit 0; }
+        cp -a "$STAGE/." "$WS/"
+        "$AGENT" -C "$WS" --yes "empty the data" >/dev/null 2>"$OUT/turn.err"; echo "turn=$?"
+        dd if=/dev/zero of="$WS/filler" bs=4k 2>/dev/null
+        "$AGENT" undo -C "$WS" --yes >"$OUT/undo1.out" 2>&1; echo "undo1=$?"
+        echo "size=$(stat -c %s "$WS/data.bin")"
+        ls -a "$WS" | grep -c agent-restore | sed 's/^/temps=/'
+        rm -f "$WS/filler"
+        "$AGENT" undo -C "$WS" --yes >"$OUT/undo2.out" 2>&1; echo "undo2=$?"
+        cmp -s "$WS/data.bin" "$STAGE/data.bin" && echo data_restored
+        mount -t tmpfs -o size=96k tmpfs "$FULL_HOME/checkpoints" || exit 0
+        AGENT_HOME="$FULL_HOME" "$AGENT" -C "$BIG" --yes "edit" >/dev/null 2>"$OUT/full.err"
+        echo "full_turn=$?"
+        cat "$BIG/small.txt"
+    "#;
+    let output = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("AGENT_HOME", &env.agent_home)
+        .env("BASE_URL", server.base_url())
+        .env("MODEL", "mock-model")
+        .env("NO_COLOR", "1")
+        .env("AGENT", env!("CARGO_BIN_EXE_agent"))
+        .env("WS", &env.workspace)
+        .env("STAGE", &stage)
+        .env("OUT", &root)
+        .env("FULL_HOME", &full_home)
+        .env("BIG", &big)
+        .output()
+        .expect("run unshare");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
+    if stdout.contains("mount_failed") {
+        eprintln!("skipped a_full_disk_fails_cleanly...: tmpfs cannot be mounted here");
+        return;
+    }
+    let context = format!(
+        "{stdout}\n--- turn\n{}\n--- undo1\n{}\n--- undo2\n{}\n--- full\n{}",
+        read("turn.err"),
+        read("undo1.out"),
+        read("undo2.out"),
+        read("full.err")
+    );
+    assert!(stdout.contains("turn=0"), "{context}");
+    // The first restore fails for want of room, says so, and leaves data.bin as it was.
+    assert!(stdout.contains("undo1=1"), "{context}");
+    assert!(
+        read("undo1.out").contains("could not restore `data.bin`: No space left on device"),
+        "{context}"
+    );
+    assert!(stdout.contains("size=0"), "{context}");
+    assert!(
+        stdout.contains("temps=0"),
+        "no temporary file may be left: {context}"
+    );
+    // With room again, the turn is still undoable and comes back whole.
+    assert!(stdout.contains("undo2=0"), "{context}");
+    assert!(stdout.contains("data_restored"), "{context}");
+    // A snapshot that cannot be written: a warning, and the turn goes on.
+    assert!(stdout.contains("full_turn=0"), "{context}");
+    assert!(stdout.trim_end().ends_with('b'), "the edit ran: {context}");
+    let full = read("full.err");
+    assert!(
+        full.contains("checkpoint failed, so this turn's changes cannot be undone")
+            || full.contains("not captured"),
+        "{context}"
+    );
+    assert!(full.contains("No space left on device"), "{context}");
+}
