@@ -23,6 +23,7 @@
 //! is kept as a snapshot. Failures are errors for the user; they never end a session.
 
 pub mod git;
+pub mod index;
 pub mod ledger;
 pub mod paths;
 pub mod plan;

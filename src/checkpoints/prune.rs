@@ -66,10 +66,8 @@ pub fn prune(
         .flat_map(|l| l.commits())
         .map(str::to_string)
         .collect();
-    if let Ok(text) = std::fs::read_to_string(store.dir().join("last"))
-        && let Some(commit) = text.lines().nth(1)
-    {
-        roots.insert(commit.to_string());
+    if let Some(commit) = super::shadow::last_commit(store.dir()) {
+        roots.insert(commit);
     }
     let refs = store.git().text(
         &["for-each-ref", "--format=%(refname)", "refs/checkpoints/"],

@@ -8,8 +8,9 @@
 //! A snapshot is a root commit whose tree is the workspace and whose message holds the
 //! [`Meta`] (what was not captured, exact permission bits). Every commit gets a ref
 //! `refs/checkpoints/<commit>`, the only roots [`super::prune`] keeps. The shadow index's
-//! stat cache makes a snapshot of an unchanged tree cost a walk and one `update-index`
-//! that hashes nothing; a new commit is made only when the tree or the meta changed.
+//! stat cache makes a snapshot of an unchanged tree cost a walk and reading the index: git
+//! only sees new and changed files, and a new commit is made only when the tree or the meta
+//! changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CheckpointError;
 use super::git::{ATTRIBUTES, Git, GitError};
+use super::index;
 use super::paths::{RelPath, fnv1a};
 use super::walk::{self, Skipped};
 
@@ -211,6 +213,10 @@ impl Store {
 
     /// Records the workspace as it is now. Call with the lock held.
     ///
+    /// Only paths that are new or whose stat data differ from the shadow index's are handed
+    /// to git ([`super::index`]); with none, and the index as the last snapshot left it,
+    /// the last tree is reused and git is not run at all.
+    ///
     /// # Errors
     /// [`CheckpointError`] when the repository cannot be written (a full disk, a read-only
     /// directory) or git fails for the whole tree; nothing is recorded then. Files git
@@ -219,41 +225,75 @@ impl Store {
         let started = Instant::now();
         let first = self.init()? || !self.is_warm();
         let walk = walk::walk(&self.workspace, self.max_file_bytes);
-        let mut skipped = walk.skipped;
-        let old = if first {
-            Vec::new()
+        let index_file = self.git.git_dir().join("index");
+        let cache = if first {
+            None
         } else {
-            self.index_paths()?
+            index::read(&index_file)
+        };
+        let mut skipped = walk.skipped;
+        let mut candidates = Vec::new();
+        for (path, stat) in walk.paths.iter().zip(&walk.stats) {
+            if cache
+                .as_ref()
+                .is_some_and(|c| c.unchanged(path.as_bytes(), stat))
+            {
+                continue;
+            }
+            if stat.mode != 0o120_000 && !walk::readable(&path.under(&self.workspace)) {
+                skipped.push(Skipped {
+                    path: path.clone(),
+                    reason: walk::SkipReason::Unreadable {
+                        message: "permission denied".into(),
+                    },
+                });
+                continue;
+            }
+            candidates.push(path.clone());
+        }
+        let old: Vec<RelPath> = match (&cache, first) {
+            (Some(cache), _) => cache.paths().map(|p| RelPath(p.clone())).collect(),
+            (None, true) => Vec::new(),
+            (None, false) => self.index_paths()?,
         };
         let mut calls = 0;
         let mut refused = Vec::new();
-        self.add(&walk.paths, &mut refused, &mut calls)?;
-        let refused_set: HashSet<&RelPath> = refused.iter().map(|s: &Skipped| &s.path).collect();
+        self.add(&candidates, &mut refused, &mut calls)?;
+        skipped.extend(refused);
+        let left_out: HashSet<&[u8]> = skipped.iter().map(|s| s.path.as_bytes()).collect();
         let captured: HashSet<&[u8]> = walk
             .paths
             .iter()
-            .filter(|p| !refused_set.contains(p))
             .map(RelPath::as_bytes)
+            .filter(|p| !left_out.contains(p))
             .collect();
         let stale: Vec<&RelPath> = old
             .iter()
             .filter(|p| !captured.contains(p.as_bytes()))
             .collect();
         if !stale.is_empty() {
+            calls += 1;
             self.git.run(
                 &["update-index", "--force-remove", "-z", "--stdin"],
                 Some(&nul_list(stale.iter().copied())),
             )?;
         }
-        skipped.extend(refused);
-        let tree = self.git.text(&["write-tree"], None)?;
+        let files = captured.len();
         let mut perms = walk.perms;
         perms.retain(|path, _| captured.contains(path.as_bytes()));
         let meta = Meta { skipped, perms };
-        let (commit, created) = self.commit(&tree, &meta)?;
+        let last = Last::read(&self.dir);
+        let index_now = IndexStamp::of(&index_file);
+        let tree = match last.as_ref() {
+            Some(last) if calls == 0 && index_now.is_some() && last.index == index_now => {
+                last.tree.clone()
+            }
+            _ => self.git.text(&["write-tree"], None)?,
+        };
+        let (commit, created) = self.commit(&tree, &meta, last.as_ref())?;
         Ok(Snapshot {
             commit,
-            files: captured.len(),
+            files,
             skipped: meta.skipped,
             first,
             created,
@@ -306,18 +346,30 @@ impl Store {
 
     /// The commit for `tree` + `meta`: the last one when both are unchanged, else a new
     /// root commit with a ref. `true` when a commit was made.
-    fn commit(&self, tree: &str, meta: &Meta) -> Result<(String, bool), CheckpointError> {
-        let key = format!("{tree} {:016x}", meta.key());
-        let last_file = self.dir.join("last");
-        if let Ok(text) = std::fs::read_to_string(&last_file)
-            && let Some((last_key, commit)) = text.trim_end().split_once('\n')
-            && last_key == key
-            && !commit.is_empty()
+    fn commit(
+        &self,
+        tree: &str,
+        meta: &Meta,
+        last: Option<&Last>,
+    ) -> Result<(String, bool), CheckpointError> {
+        let key = format!("{:016x}", meta.key());
+        let index = IndexStamp::of(&self.git.git_dir().join("index"));
+        if let Some(last) = last
+            && last.tree == tree
+            && last.meta == key
         {
-            return Ok((commit.to_string(), false));
+            if last.index != index {
+                Last {
+                    index,
+                    ..last.clone()
+                }
+                .write(&self.dir)
+                .map_err(self.io(&self.dir))?;
+            }
+            return Ok((last.commit.clone(), false));
         }
         let json = serde_json::to_string(meta).map_err(|e| CheckpointError::Io {
-            path: last_file.clone(),
+            path: self.dir.clone(),
             message: e.to_string(),
         })?;
         let message = format!("agent checkpoint\n\n{json}\n");
@@ -326,8 +378,14 @@ impl Store {
             .text(&["commit-tree", tree], Some(message.as_bytes()))?;
         let name = format!("refs/checkpoints/{commit}");
         self.git.run(&["update-ref", &name, &commit], None)?;
-        write_atomic(&last_file, format!("{key}\n{commit}\n").as_bytes())
-            .map_err(self.io(&last_file))?;
+        Last {
+            tree: tree.to_string(),
+            meta: key,
+            commit: commit.clone(),
+            index,
+        }
+        .write(&self.dir)
+        .map_err(self.io(&self.dir))?;
         Ok((commit, true))
     }
 
@@ -418,6 +476,54 @@ impl Store {
     pub fn disk_use(&self) -> u64 {
         dir_size(&self.dir)
     }
+}
+
+/// The index file's mtime and size, to tell whether anything wrote it since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct IndexStamp {
+    secs: i64,
+    nanos: i64,
+    size: u64,
+}
+
+impl IndexStamp {
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Self {
+            secs: meta.mtime(),
+            nanos: meta.mtime_nsec(),
+            size: meta.len(),
+        })
+    }
+}
+
+/// The newest snapshot (`last`): reused while the workspace does not change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Last {
+    tree: String,
+    /// [`Meta`]'s key, hex.
+    meta: String,
+    commit: String,
+    /// The index as this snapshot left it.
+    index: Option<IndexStamp>,
+}
+
+impl Last {
+    fn read(dir: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(dir.join("last")).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        write_atomic(&dir.join("last"), json.as_bytes())
+    }
+}
+
+/// The commit of the newest snapshot, if any (kept by pruning).
+pub(crate) fn last_commit(dir: &Path) -> Option<String> {
+    Last::read(dir).map(|last| last.commit)
 }
 
 /// `cat-file --batch` output: `<oid> <type> <size>\n<bytes>\n` per object.
@@ -516,5 +622,67 @@ mod tests {
         assert_ne!(skipped(20).key(), Meta::default().key());
         let json = serde_json::to_string(&skipped(20)).unwrap();
         assert_eq!(serde_json::from_str::<Meta>(&json).unwrap(), skipped(20));
+    }
+}
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn store(home: &Path, ws: &Path) -> Option<Store> {
+        let path = std::env::var("PATH").ok();
+        let Some(git) = super::super::git::find(path.as_deref()) else {
+            eprintln!("skipped: no git on PATH");
+            return None;
+        };
+        Some(Store::new(
+            git,
+            home.join("cp"),
+            ws.to_path_buf(),
+            1_000_000,
+        ))
+    }
+
+    #[test]
+    fn snapshots_reuse_an_unchanged_tree_and_see_every_kind_of_change() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path();
+        std::fs::write(ws.join("a"), "one").unwrap();
+        std::fs::write(ws.join("b"), "two").unwrap();
+        let Some(store) = store(home.path(), ws) else {
+            return;
+        };
+        let lock = store.lock().unwrap();
+        let first = store.snapshot(&lock).unwrap();
+        assert!(first.first && first.created);
+        assert_eq!(first.files, 2);
+        let again = store.snapshot(&lock).unwrap();
+        assert_eq!(
+            (again.commit.as_str(), again.created),
+            (first.commit.as_str(), false)
+        );
+        // Same size, written right away: the stat data still tell.
+        std::fs::write(ws.join("a"), "ONE").unwrap();
+        let edited = store.snapshot(&lock).unwrap();
+        assert!(edited.created);
+        let entries = store.entries(&edited.commit).unwrap();
+        let oid = entries[&RelPath(b"a".to_vec())].oid.clone();
+        assert_eq!(store.blobs(&[&oid]).unwrap()[&oid], b"ONE");
+        std::fs::remove_file(ws.join("b")).unwrap();
+        std::fs::set_permissions(ws.join("a"), PermissionsExt::from_mode(0o600)).unwrap();
+        let later = store.snapshot(&lock).unwrap();
+        let entries = store.entries(&later.commit).unwrap();
+        assert_eq!(
+            entries.keys().collect::<Vec<_>>(),
+            vec![&RelPath(b"a".to_vec())]
+        );
+        let meta = store.meta(&later.commit).unwrap();
+        assert_eq!(meta.perms_of(&RelPath(b"a".to_vec()), 0o100_644), 0o600);
+        assert_eq!(
+            store.changed(&first.commit, &later.commit).unwrap().len(),
+            2
+        );
     }
 }

@@ -10,7 +10,8 @@
 //! - Symbolic links are captured as links (their target text) and never followed, so a link
 //!   out of the workspace or a link loop costs nothing.
 //! - Files over the size cap, files that cannot be read, and sockets, FIFOs and devices are
-//!   not captured; each is listed as a [`Skipped`] entry that says why.
+//!   not captured; each is listed as a [`Skipped`] entry that says why (whether a file can
+//!   be read is checked by the snapshot, and only for files it has to read).
 //! - Files inside nested repositories are captured like any other file (git itself would
 //!   record only a link to the nested repository's commit).
 
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::index::Stat;
 use super::paths::RelPath;
 
 /// Why a path was not captured.
@@ -78,8 +80,11 @@ pub fn human_bytes(bytes: u64) -> String {
 /// The result of one walk.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Walk {
-    /// Files and symbolic links to capture.
+    /// Files and symbolic links to capture (readable or not: only files that are new or
+    /// changed since the last snapshot need reading, see [`readable`]).
     pub paths: Vec<RelPath>,
+    /// Their stat data, in the same order.
+    pub stats: Vec<Stat>,
     /// Permission bits of captured files whose bits are not the default for their git mode
     /// (0644, or 0755 for an executable): restored exactly.
     pub perms: BTreeMap<RelPath, u32>,
@@ -137,7 +142,10 @@ fn visit(root: &Path, entry: &ignore::DirEntry, max_file_bytes: u64, out: &mut W
         return;
     }
     if kind.is_symlink() {
-        out.paths.push(path);
+        if let Ok(meta) = entry.metadata() {
+            out.stats.push(Stat::of(&meta));
+            out.paths.push(path);
+        }
         return;
     }
     if kind.is_socket() || kind.is_fifo() || kind.is_block_device() || kind.is_char_device() {
@@ -169,24 +177,16 @@ fn visit(root: &Path, entry: &ignore::DirEntry, max_file_bytes: u64, out: &mut W
         });
         return;
     }
-    if !readable(entry.path()) {
-        out.skipped.push(Skipped {
-            path,
-            reason: SkipReason::Unreadable {
-                message: "permission denied".into(),
-            },
-        });
-        return;
-    }
     let perms = meta.permissions().mode() & 0o7777;
     if perms != default_perms(perms & 0o100 != 0) {
         out.perms.insert(path.clone(), perms);
     }
+    out.stats.push(Stat::of(&meta));
     out.paths.push(path);
 }
 
 /// Whether this process may read `path` (`access(2)`, so ACLs count).
-fn readable(path: &Path) -> bool {
+pub fn readable(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };

@@ -46,18 +46,23 @@ pub fn plan_summary(plan: &Plan) -> String {
 
 /// `  restore   src/lib.rs  (+3 -1)`.
 fn change_line(change: &Change) -> String {
+    let perms = (
+        change.current.as_ref().map_or(0, |s| s.perms),
+        change.target.as_ref().map_or(0, |s| s.perms),
+    );
     let (verb, detail) = match change.action {
+        Action::Restore if perms.0 != perms.1 && perms.0 != 0 && perms.1 != 0 => {
+            let lines = counts(change.lines);
+            let sep = if lines.is_empty() { "" } else { ", " };
+            (
+                "restore",
+                format!("{lines}{sep}{:04o} → {:04o}", perms.0, perms.1),
+            )
+        }
         Action::Restore => ("restore", counts(change.lines)),
         Action::Remove => ("remove", "created by the turn".to_string()),
         Action::Recreate => ("recreate", "deleted by the turn".to_string()),
-        Action::Mode => (
-            "mode",
-            format!(
-                "{:04o} → {:04o}",
-                change.current.as_ref().map_or(0, |s| s.perms),
-                change.target.as_ref().map_or(0, |s| s.perms)
-            ),
-        ),
+        Action::Mode => ("mode", format!("{:04o} → {:04o}", perms.0, perms.1)),
     };
     let detail = if detail.is_empty() {
         String::new()
@@ -228,12 +233,17 @@ mod tests {
             target: "t".into(),
             safety: "s".into(),
             changes: vec![
-                change("src/lib.rs", Action::Restore, Some((3, 1))),
+                Change {
+                    target: state("b", 0o755),
+                    ..change("src/lib.rs", Action::Restore, Some((3, 1)))
+                },
+                change("data.bin", Action::Restore, None),
                 change("new\nname", Action::Remove, None),
                 change("old.rs", Action::Recreate, None),
                 change("run.sh", Action::Mode, None),
             ],
             conflicts: vec![change("README.md", Action::Restore, Some((1, 1)))],
+            // (current 0755, target 0644: the mode change is shown with the line counts)
             uncaptured: vec![Uncaptured {
                 path: RelPath(b"big".to_vec()),
                 note: "`big` (2.1 GB) is over the 10 MB cap".into(),
@@ -243,10 +253,10 @@ mod tests {
         };
         assert_eq!(
             plan_summary(&plan),
-            "  restore   src/lib.rs  (+3 -1)\n  remove    new\\nname  (created by the turn)\n  \
+            "  restore   src/lib.rs  (+3 -1)\n  restore   data.bin  (0755 → 0644)\n  remove    new\\nname  (created by the turn)\n  \
              recreate  old.rs  (deleted by the turn)\n  mode      run.sh  (0755 → 0644)\n  \
              changed since the turn by you (or another session); left as they are unless you \
-             confirm:\n    restore   README.md  (+1 -1)\n  not captured by the checkpoints, so \
+             confirm:\n    restore   README.md  (+1 -1, 0755 → 0644)\n  not captured by the checkpoints, so \
              left as they are:\n    `big` (2.1 GB) is over the 10 MB cap\n"
         );
     }

@@ -818,3 +818,152 @@ fn a_full_disk_fails_cleanly_and_never_leaves_a_file_half_restored() {
     );
     assert!(full.contains("No space left on device"), "{context}");
 }
+
+#[test]
+fn a_subagents_edits_are_in_the_turns_checkpoint() {
+    let task = json!({"description": "fix the file", "prompt": "replace x with y in f.txt"});
+    let server = MockServer::start(vec![
+        calls(&[call("p1", "task", task)]),
+        calls(&[bash("k1", "sed -i s/x/y/ f.txt")]),
+        Reply::Json(text_completion("replaced")),
+        done(),
+    ]);
+    let env = env_for(&server);
+    put(&env.workspace, "f.txt", b"x\n", 0o644);
+    let output = env.run(&["--yes", "delegate it"]);
+    assert_eq!(output.status.code(), Some(0), "{:?}", texts(&output));
+    assert_eq!(env.read("f.txt"), "y\n");
+    let undo = env.run(&["undo", "--yes"]);
+    assert_eq!(undo.status.code(), Some(0), "{:?}", texts(&undo));
+    assert_eq!(env.read("f.txt"), "x\n");
+}
+
+#[test]
+fn snapshots_reach_json_the_event_log_and_the_session_file_and_a_turn_without_changes_takes_none() {
+    let server = MockServer::start(vec![
+        calls(&[bash("c1", "ls && cat f.txt && git status")]),
+        done(),
+        calls(&[bash("c2", "sed -i s/x/y/ f.txt")]),
+        done(),
+    ]);
+    let env = env_for(&server);
+    put(&env.workspace, "f.txt", b"x\n", 0o644);
+    init_repo(&env.workspace);
+    // Read-only commands: no snapshot, nothing under checkpoints/.
+    let output = env.run(&["--json", "--yes", "look around"]);
+    assert_eq!(output.status.code(), Some(0), "{:?}", texts(&output));
+    assert!(
+        !texts(&output).0.contains("checkpoint."),
+        "{}",
+        texts(&output).0
+    );
+    assert!(!env.agent_home.join("checkpoints").exists());
+
+    let output = env.run(&["--json", "--yes", "edit"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let saved: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "checkpoint.saved")
+        .collect();
+    assert_eq!(saved.len(), 1, "{stdout}");
+    assert_eq!(saved[0]["turn"], 1);
+    assert_eq!(saved[0]["files"], 1);
+    assert_eq!(saved[0]["first"], true);
+    let snapshot = saved[0]["snapshot"].as_str().unwrap().to_string();
+    assert_eq!(snapshot.len(), 40, "{snapshot}");
+    let events = std::fs::read_to_string(env.agent_home.join("events.jsonl")).unwrap();
+    assert!(
+        events.contains(&format!(
+            "\"type\":\"CheckpointSaved\",\"turn\":1,\"snapshot\":\"{snapshot}\""
+        )),
+        "{events}"
+    );
+    let sessions: Vec<PathBuf> = std::fs::read_dir(env.agent_home.join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let records: String = sessions
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        records.contains(&format!(
+            "{{\"type\":\"checkpoint\",\"turn\":1,\"snapshot\":\"{snapshot}\",\"files\":1}}"
+        )),
+        "{records}"
+    );
+    let undo = env.run(&["undo", "--yes"]);
+    assert_eq!(undo.status.code(), Some(0), "{:?}", texts(&undo));
+    let events = std::fs::read_to_string(env.agent_home.join("events.jsonl")).unwrap();
+    assert!(
+        events.contains("\"type\":\"CheckpointRestored\""),
+        "{events}"
+    );
+}
+
+#[test]
+fn retention_keeps_the_newest_turns_only() {
+    let mut replies = Vec::new();
+    for i in 0..4 {
+        replies.push(calls(&[bash(
+            &format!("c{i}"),
+            &format!("sed -i s/{i}/{}/ f.txt", i + 1),
+        )]));
+        replies.push(done());
+    }
+    let server = MockServer::start(replies);
+    let env = env_for(&server);
+    env.config(
+        "[checkpoints]\nkeep = 2\n[[permissions.rules]]\ntool = \"bash\"\npattern = \"rm *\"\naction = \"allow\"\n",
+    );
+    put(&env.workspace, "f.txt", b"0\n", 0o644);
+    for _ in 0..4 {
+        let output = env.run(&["--yes", "bump"]);
+        assert_eq!(output.status.code(), Some(0), "{:?}", texts(&output));
+    }
+    let list = env.run(&["undo", "--list"]);
+    let (listing, _) = texts(&list);
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    // The two kept turns can still be undone, one after the other.
+    for expected in ["3\n", "2\n"] {
+        let undo = env.run(&["undo", "--yes"]);
+        assert_eq!(undo.status.code(), Some(0), "{:?}", texts(&undo));
+        assert_eq!(env.read("f.txt"), expected);
+    }
+    let undo = env.run(&["undo", "--yes"]);
+    assert_eq!(undo.status.code(), Some(1), "{:?}", texts(&undo));
+}
+
+#[test]
+fn without_git_checkpoints_are_off_with_one_warning() {
+    let server = MockServer::start(vec![done()]);
+    let env = TestEnv::with_server(&server);
+    let output = env
+        .cmd()
+        .env("PATH", "/nonexistent")
+        .args(["say hi"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "done\n");
+    assert_eq!(
+        stderr
+            .matches("checkpoints are off: `git` was not found on PATH")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let undo = env
+        .cmd()
+        .env("PATH", "/nonexistent")
+        .args(["undo"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(undo.status.code(), Some(1), "{:?}", texts(&undo));
+}
