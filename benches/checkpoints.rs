@@ -56,12 +56,17 @@ fn main() {
         let snapshot = checkpoints.snapshot().expect("snapshot");
         assert!(snapshot.created);
     });
+    let walk = median_of(30, || {
+        let walk = agent::checkpoints::walk::walk(&ws, 10_000_000, &|| false).expect("walk");
+        assert_eq!(walk.paths.len(), FILES + 1);
+    });
     println!("snapshot (library call, median):");
     println!(
         "  first, new shadow repository  {:>8.1} ms",
         ms(median(&mut firsts))
     );
     println!("  warm, tree unchanged          {:>8.1} ms", ms(warm));
+    println!("    of which the walk alone     {:>8.1} ms", ms(walk));
     println!("  warm, one file changed        {:>8.1} ms", ms(changed));
 
     let server = MockServer::start(Vec::new());

@@ -64,6 +64,8 @@ pub enum CheckpointError {
         "checkpoints are off (`[checkpoints] enabled = false`, or no `git`), so there is nothing to undo"
     )]
     Disabled,
+    #[error("interrupted by user before the snapshot was complete")]
+    Interrupted,
     #[error("the checkpoint repository is damaged: {0}")]
     Corrupt(String),
 }
@@ -160,7 +162,7 @@ impl Checkpoints {
     /// [`CheckpointError`] when nothing could be recorded.
     pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
         let lock = self.store.lock()?;
-        self.store.snapshot(&lock)
+        self.store.snapshot(&lock, &|| false)
     }
 
     /// Records the workspace before the first change of turn `key`, and the turn in the
@@ -168,9 +170,14 @@ impl Checkpoints {
     ///
     /// # Errors
     /// [`CheckpointError`] when nothing could be recorded.
-    pub fn begin_turn(&self, key: &TurnKey, request: &str) -> Result<Snapshot, CheckpointError> {
+    pub fn begin_turn(
+        &self,
+        key: &TurnKey,
+        request: &str,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Snapshot, CheckpointError> {
         let lock = self.store.lock()?;
-        let snapshot = self.store.snapshot(&lock)?;
+        let snapshot = self.store.snapshot(&lock, stop)?;
         self.append(&Line::turn(key.clone(), now(), request, &snapshot.commit))?;
         Ok(snapshot)
     }
@@ -184,21 +191,21 @@ impl Checkpoints {
         &self,
         key: &TurnKey,
         before: &str,
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<(Snapshot, Vec<RelPath>), CheckpointError> {
         let lock = self.store.lock()?;
-        let snapshot = self.store.snapshot(&lock)?;
-        let mut files: Vec<RelPath> = self
-            .store
-            .changed(before, &snapshot.commit)?
-            .into_iter()
-            .collect();
-        let (old, new) = (self.store.meta(before)?, self.store.meta(&snapshot.commit)?);
-        for path in old.perms.keys().chain(new.perms.keys()) {
-            if old.perms.get(path) != new.perms.get(path) && !files.contains(path) {
-                files.push(path.clone());
+        let snapshot = self.store.snapshot(&lock, stop)?;
+        let mut files: Vec<RelPath> = Vec::new();
+        if snapshot.commit != before {
+            files.extend(self.store.changed(before, &snapshot.commit)?);
+            let (old, new) = (self.store.meta(before)?, self.store.meta(&snapshot.commit)?);
+            for path in old.perms.keys().chain(new.perms.keys()) {
+                if old.perms.get(path) != new.perms.get(path) && !files.contains(path) {
+                    files.push(path.clone());
+                }
             }
+            files.sort();
         }
-        files.sort();
         self.append(&Line::TurnEnd {
             key: key.clone(),
             time: now(),
@@ -233,7 +240,8 @@ impl Checkpoints {
         self.ledger.turns()
     }
 
-    /// The newest turn not undone yet, of `session` (or of any session).
+    /// The newest turn not undone yet that changed files (or did not finish, so may have),
+    /// of `session` (or of any session).
     ///
     /// # Errors
     /// [`CheckpointError::NoTurns`] when there is none.
@@ -241,6 +249,7 @@ impl Checkpoints {
         self.turns()
             .into_iter()
             .rev()
+            .filter(|t| t.after.is_none() || !t.files.is_empty())
             .find(|t| !t.undone && session.is_none_or(|s| t.key.session == s))
             .ok_or(CheckpointError::NoTurns(if session.is_some() {
                 "session"
@@ -264,7 +273,7 @@ impl Checkpoints {
     /// [`CheckpointError`] when the workspace cannot be recorded or a snapshot read.
     pub fn plan(&self, turns: &[TurnEntry]) -> Result<Plan, CheckpointError> {
         let lock = self.store.lock()?;
-        let now = self.store.snapshot(&lock)?;
+        let now = self.store.snapshot(&lock, &|| false)?;
         plan::plan(&self.store, turns, &now.commit)
     }
 

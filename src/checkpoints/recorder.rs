@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::ledger::TurnKey;
 use super::{Checkpoints, RelPath, Snapshot, rule};
 use crate::agent::events::{AgentEvent, EventSink};
+use crate::cancel::CancelToken;
 use crate::permissions::Evaluation;
 use crate::tools::{Access, BeforeRun};
 
@@ -68,7 +69,7 @@ impl TurnRecorder {
     }
 
     /// Saves the workspace unless this turn already did (or tried).
-    fn save_before(&self) {
+    fn save_before(&self, cancel: &CancelToken) {
         let mut state = self.state();
         if *state != State::Clean {
             return;
@@ -80,7 +81,10 @@ impl TurnRecorder {
                     .into(),
             });
         }
-        match self.checkpoints.begin_turn(&self.key, &self.request) {
+        match self
+            .checkpoints
+            .begin_turn(&self.key, &self.request, &|| cancel.is_cancelled())
+        {
             Ok(snapshot) => {
                 self.sink.emit(AgentEvent::CheckpointSaved {
                     turn: self.key.turn,
@@ -109,7 +113,7 @@ impl TurnRecorder {
         let State::Saved(before) = self.state().clone() else {
             return None;
         };
-        match self.checkpoints.end_turn(&self.key, &before) {
+        match self.checkpoints.end_turn(&self.key, &before, &|| false) {
             Ok((after, files)) => Some(Finished {
                 before,
                 after,
@@ -129,9 +133,15 @@ impl TurnRecorder {
 }
 
 impl BeforeRun for TurnRecorder {
-    fn before_run(&self, _tool: &str, access: &Access, evaluation: Option<&Evaluation>) {
+    fn before_run(
+        &self,
+        _tool: &str,
+        access: &Access,
+        evaluation: Option<&Evaluation>,
+        cancel: &CancelToken,
+    ) {
         if rule::may_change(access, evaluation) {
-            self.save_before();
+            self.save_before(cancel);
         }
     }
 }

@@ -221,10 +221,15 @@ impl Store {
     /// [`CheckpointError`] when the repository cannot be written (a full disk, a read-only
     /// directory) or git fails for the whole tree; nothing is recorded then. Files git
     /// refuses one by one are listed in [`Snapshot::skipped`] instead.
-    pub fn snapshot(&self, _lock: &Lock) -> Result<Snapshot, CheckpointError> {
+    pub fn snapshot(
+        &self,
+        _lock: &Lock,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Snapshot, CheckpointError> {
         let started = Instant::now();
         let first = self.init()? || !self.is_warm();
-        let walk = walk::walk(&self.workspace, self.max_file_bytes);
+        let walk = walk::walk(&self.workspace, self.max_file_bytes, stop)
+            .ok_or(CheckpointError::Interrupted)?;
         let index_file = self.git.git_dir().join("index");
         let cache = if first {
             None
@@ -655,24 +660,24 @@ mod store_tests {
             return;
         };
         let lock = store.lock().unwrap();
-        let first = store.snapshot(&lock).unwrap();
+        let first = store.snapshot(&lock, &|| false).unwrap();
         assert!(first.first && first.created);
         assert_eq!(first.files, 2);
-        let again = store.snapshot(&lock).unwrap();
+        let again = store.snapshot(&lock, &|| false).unwrap();
         assert_eq!(
             (again.commit.as_str(), again.created),
             (first.commit.as_str(), false)
         );
         // Same size, written right away: the stat data still tell.
         std::fs::write(ws.join("a"), "ONE").unwrap();
-        let edited = store.snapshot(&lock).unwrap();
+        let edited = store.snapshot(&lock, &|| false).unwrap();
         assert!(edited.created);
         let entries = store.entries(&edited.commit).unwrap();
         let oid = entries[&RelPath(b"a".to_vec())].oid.clone();
         assert_eq!(store.blobs(&[&oid]).unwrap()[&oid], b"ONE");
         std::fs::remove_file(ws.join("b")).unwrap();
         std::fs::set_permissions(ws.join("a"), PermissionsExt::from_mode(0o600)).unwrap();
-        let later = store.snapshot(&lock).unwrap();
+        let later = store.snapshot(&lock, &|| false).unwrap();
         let entries = store.entries(&later.commit).unwrap();
         assert_eq!(
             entries.keys().collect::<Vec<_>>(),

@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -97,8 +99,13 @@ pub fn default_perms(executable: bool) -> u32 {
     if executable { 0o755 } else { 0o644 }
 }
 
-/// Walks `root`, capturing files up to `max_file_bytes` bytes.
-pub fn walk(root: &Path, max_file_bytes: u64) -> Walk {
+/// Threads walking the tree at most (directories are read in parallel).
+const MAX_THREADS: usize = 4;
+
+/// Walks `root`, capturing files up to `max_file_bytes` bytes; `None` when `stop` said so
+/// (it is asked every 256 entries). The result is sorted by path.
+pub fn walk(root: &Path, max_file_bytes: u64, stop: &(dyn Fn() -> bool + Sync)) -> Option<Walk> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .standard_filters(false)
@@ -110,24 +117,80 @@ pub fn walk(root: &Path, max_file_bytes: u64) -> Walk {
         .git_global(false)
         .require_git(false)
         .follow_links(false)
+        .threads(threads)
         .filter_entry(|entry| !entry.file_name().eq_ignore_ascii_case(".git"));
-    let mut out = Walk::default();
-    for result in builder.build() {
-        match result {
-            Ok(entry) if entry.depth() > 0 => visit(root, &entry, max_file_bytes, &mut out),
-            Ok(_) => {}
-            Err(error) => {
-                if let Some(path) = error_path(&error).and_then(|p| relative(root, p)) {
-                    out.skipped.push(Skipped {
-                        path,
-                        reason: SkipReason::Unreadable {
-                            message: error_message(&error),
-                        },
-                    });
+    let parts: Mutex<Vec<Walk>> = Mutex::new(Vec::new());
+    let stopped = AtomicBool::new(false);
+    builder.build_parallel().run(|| {
+        let mut part = Part {
+            walk: Walk::default(),
+            parts: &parts,
+        };
+        let mut seen = 0usize;
+        let stopped = &stopped;
+        Box::new(move |result| {
+            seen += 1;
+            if seen.is_multiple_of(256) && stop() {
+                stopped.store(true, Ordering::SeqCst);
+                return ignore::WalkState::Quit;
+            }
+            match result {
+                Ok(entry) if entry.depth() > 0 => {
+                    visit(root, &entry, max_file_bytes, &mut part.walk);
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    if let Some(path) = error_path(&error).and_then(|p| relative(root, p)) {
+                        part.walk.skipped.push(Skipped {
+                            path,
+                            reason: SkipReason::Unreadable {
+                                message: error_message(&error),
+                            },
+                        });
+                    }
                 }
             }
+            ignore::WalkState::Continue
+        })
+    });
+    if stopped.load(Ordering::SeqCst) {
+        return None;
+    }
+    let parts = match parts.into_inner() {
+        Ok(parts) => parts,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    Some(merge(parts))
+}
+
+/// One thread's share of the walk, handed over when the thread is done with it.
+struct Part<'a> {
+    walk: Walk,
+    parts: &'a Mutex<Vec<Walk>>,
+}
+
+impl Drop for Part<'_> {
+    fn drop(&mut self) {
+        let walk = std::mem::take(&mut self.walk);
+        match self.parts.lock() {
+            Ok(mut parts) => parts.push(walk),
+            Err(poisoned) => poisoned.into_inner().push(walk),
         }
     }
+}
+
+/// The threads' shares as one walk, sorted by path.
+fn merge(parts: Vec<Walk>) -> Walk {
+    let mut files: Vec<(RelPath, Stat)> = Vec::new();
+    let mut out = Walk::default();
+    for part in parts {
+        files.extend(part.paths.into_iter().zip(part.stats));
+        out.perms.extend(part.perms);
+        out.skipped.extend(part.skipped);
+    }
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    (out.paths, out.stats) = files.into_iter().unzip();
     out
 }
 
@@ -262,7 +325,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let walk = walk(root, 1000);
+        let walk = walk(root, 1000, &|| false).unwrap();
         assert_eq!(
             names(&walk),
             vec![
@@ -287,7 +350,7 @@ mod tests {
         std::fs::write(root.join("big"), vec![0u8; 2000]).unwrap();
         std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(root.join("run.sh"), PermissionsExt::from_mode(0o750)).unwrap();
-        let walk = walk(root, 1000);
+        let walk = walk(root, 1000, &|| false).unwrap();
         assert_eq!(names(&walk), vec!["d/up", "loop", "out", "run.sh"]);
         assert_eq!(
             walk.skipped,
@@ -301,6 +364,16 @@ mod tests {
         );
         assert_eq!(walk.skipped[0].note(), "`big` (2 kB) is over the 1 kB cap");
         assert_eq!(walk.perms.get(&RelPath(b"run.sh".to_vec())), Some(&0o750));
+    }
+
+    #[test]
+    fn a_walk_stops_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..600 {
+            std::fs::write(dir.path().join(format!("f{i}")), "x").unwrap();
+        }
+        assert!(walk(dir.path(), 1000, &|| true).is_none());
+        assert_eq!(walk(dir.path(), 1000, &|| false).unwrap().paths.len(), 600);
     }
 
     #[test]

@@ -132,7 +132,7 @@ impl Dispatcher<'_> {
             Err(outcome) => return outcome,
         };
         if let Some(hook) = ctx.before_run {
-            hook.before_run(&call.name, &access, evaluation.as_ref());
+            hook.before_run(&call.name, &access, evaluation.as_ref(), ctx.cancel);
         }
         let mut outcome = match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
             Ok(Ok(output)) => DispatchOutcome {

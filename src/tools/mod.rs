@@ -75,11 +75,13 @@ pub struct ToolContext<'a> {
 /// before a turn's first change; `evaluation` is the permission verdict (`None` for a call
 /// with [`Access::None`]).
 pub trait BeforeRun: Send + Sync {
+    /// `cancel` is the turn's: long work here stops when the user interrupts.
     fn before_run(
         &self,
         tool: &str,
         access: &Access,
         evaluation: Option<&crate::permissions::Evaluation>,
+        cancel: &CancelToken,
     );
 }
 
