@@ -19,7 +19,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agent::checkpoints::{CheckpointSettings, Checkpoints, Setup};
+use agent::checkpoints::{Checkpoints, Setup};
+use agent::config::CheckpointSettings;
 use mock::{MockServer, Reply};
 
 const FILES: usize = 10_000;
@@ -58,7 +59,7 @@ fn main() {
     });
     let walk = median_of(30, || {
         let walk = agent::checkpoints::walk::walk(&ws, 10_000_000, &|| false).expect("walk");
-        assert_eq!(walk.paths.len(), FILES + 1);
+        assert_eq!(walk.files(), FILES + 1);
     });
     println!("snapshot (library call, median):");
     println!(
@@ -114,8 +115,11 @@ fn main() {
 }
 
 fn open(home: &Path, ws: &Path) -> Checkpoints {
-    let path = std::env::var("PATH").unwrap_or_default();
-    match Checkpoints::setup(CheckpointSettings::default(), home, ws, Some(&path)) {
+    let settings = CheckpointSettings {
+        search_path: std::env::var("PATH").ok(),
+        ..CheckpointSettings::default()
+    };
+    match Checkpoints::setup(settings, home, ws) {
         Setup::On(checkpoints) => *checkpoints,
         _ => panic!("git is needed for this benchmark"),
     }

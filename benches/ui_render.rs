@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::time::{Duration, Instant};
 
-use agent::agent::{AgentEvent, EventSink};
+use agent::events::{AgentEvent, EventSink};
 use agent::ui::style::{ColorDepth, Painter};
 use agent::ui::terminal::{TerminalSink, Width};
 

@@ -6,11 +6,14 @@
 #   AGENT_BINARY  default: the release binary cargo builds (built first)
 #   PASSES        default 1
 # Environment: EVAL_ENV (env file with BASE_URL/MODEL; default ~/.agents/env),
-#   EVAL_TIMEOUT (seconds per task, default 300), EVAL_OUT (transcripts, default /tmp/agent-eval).
+#   EVAL_TIMEOUT (seconds per task, default 300), EVAL_OUT (transcripts, default /tmp/agent-eval),
+#   EVAL_TASKS (space-separated task names to run; default all), EVAL_FIRST_PASS (number of
+#   the first pass, default 1, to finish an interrupted run).
 # Prints one line per task and pass (PASS/FAIL, seconds) and a summary table.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/eval/tasks.sh"
+TASKS=${EVAL_TASKS:-$TASKS}
 if [ "${1:-}" = "--self-test" ]; then
   bad=0
   for task in $TASKS; do
@@ -41,7 +44,8 @@ out=${EVAL_OUT:-/tmp/agent-eval}
 mkdir -p "$out"
 declare -A wins
 total=0; passed=0
-for pass in $(seq 1 "$passes"); do
+first=${EVAL_FIRST_PASS:-1}
+for pass in $(seq "$first" $((first + passes - 1))); do
   for task in $TASKS; do
     ws=$(mktemp -d /tmp/eval-ws.XXXXXX); home=$(mktemp -d /tmp/eval-home.XXXXXX)
     cp "$envfile" "$home/env"

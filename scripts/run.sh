@@ -14,5 +14,13 @@ if [ -z "${BASE_URL:-}" ] && ! grep -Eqs '^[[:space:]]*(export[[:space:]]+)?BASE
   "$repo/scripts/local-model.sh" start
 fi
 
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
-exec "$repo/target/release/agent" "$@"
+# Ask cargo where it put the binary: CARGO_TARGET_DIR, a global target directory or a
+# [build] target-dir in a cargo config all move it away from $repo/target.
+bin=$(cargo build --release --quiet --manifest-path "$repo/Cargo.toml" \
+  --message-format=json-render-diagnostics \
+  | sed -n 's/.*"executable":"\([^"]*\/agent\)".*/\1/p' | tail -n 1)
+if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+  echo "run: cargo did not report where it built the agent binary" >&2
+  exit 1
+fi
+exec "$bin" "$@"

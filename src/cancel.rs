@@ -13,6 +13,10 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+/// The result text of a tool call that was not run, or was stopped, because the user
+/// interrupted the turn (what the model reads).
+pub(crate) const INTERRUPTED: &str = "interrupted by user";
+
 /// Cheap to clone; all clones see the same flag. Once cancelled it stays cancelled; each user
 /// turn gets a fresh token.
 #[derive(Debug, Clone, Default)]
@@ -36,12 +40,12 @@ impl CancelToken {
         self.inner.notify.notify_waiters();
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
 
     /// Resolves once [`CancelToken::cancel`] has been called (at once if it already was).
-    pub async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         loop {
             let notified = self.inner.notify.notified();
             if self.is_cancelled() {
@@ -56,7 +60,7 @@ impl CancelToken {
 ///
 /// The signal listener is registered when the guard is created, not when a task first runs,
 /// so a Ctrl-C pressed at any moment after [`InterruptGuard::watch`] returns is seen.
-pub struct InterruptGuard {
+pub(crate) struct InterruptGuard {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -64,7 +68,7 @@ impl InterruptGuard {
     /// Watches for SIGINT and cancels `token` on the first one. Must be called inside a Tokio
     /// runtime. If the listener cannot be registered, nothing is watched (the default SIGINT
     /// action then ends the process, which is still an interrupt).
-    pub fn watch(token: &CancelToken) -> Self {
+    pub(crate) fn watch(token: &CancelToken) -> Self {
         use tokio::signal::unix::{SignalKind, signal};
         let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
             return Self { task: None };
@@ -119,7 +123,7 @@ fn current() -> Option<CancelToken> {
 /// waits for it to stop (at most [`UNWIND_WAIT`]), then ends the process by that signal.
 /// Must be called inside a Tokio runtime; if a listener cannot be registered, that signal
 /// keeps its default action.
-pub fn watch_termination() {
+pub(crate) fn watch_termination() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
     let mut hup = signal(SignalKind::hangup()).ok();
@@ -152,7 +156,7 @@ async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
 
 /// After the session ends: if SIGTERM or SIGHUP stopped it, ends the process by that signal
 /// (the watcher may not have run before the runtime shut down).
-pub fn exit_if_terminated() {
+pub(crate) fn exit_if_terminated() {
     let signo = TERMINATED.load(Ordering::SeqCst);
     if signo != 0 {
         die_by(signo);

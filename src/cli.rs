@@ -1,10 +1,13 @@
 //! Command-line flags and subcommands: what the user typed, with no logic.
 //!
-//! [`crate::config`] turns these raw values into one resolved configuration.
+//! [`RunArgs::flags`] hands the flags to [`crate::config`] as configuration values; the
+//! configuration resolves them with the environment and the config files.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{CoachSetting, Flags, SandboxLevel};
 
 /// A terminal coding agent for any OpenAI-compatible model endpoint.
 ///
@@ -25,7 +28,7 @@ pub struct Cli {
     pub run: RunArgs,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 /// Shown at the end of `agent --help`.
@@ -55,58 +58,86 @@ pub struct RunArgs {
     /// The task. Without it, `agent` reads the task from stdin when stdin is not a terminal,
     /// else starts an interactive session.
     #[arg(value_name = "PROMPT")]
-    pub prompt: Vec<String>,
+    pub(crate) prompt: Vec<String>,
 
     /// Work in DIR instead of the current directory.
     #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
-    pub directory: Option<PathBuf>,
+    pub(crate) directory: Option<PathBuf>,
 
     /// Chat-completions endpoint, e.g. https://api.openai.com/v1 (overrides BASE_URL).
     #[arg(long, value_name = "URL", global = true)]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
 
     /// Model name (overrides MODEL).
     #[arg(long, short = 'm', value_name = "NAME", global = true)]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 
     /// Approve every `ask` decision; `deny` rules still apply.
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
 
     /// Print one JSON event per line on stdout instead of text (session.started, turn.started,
     /// message.delta, tool.started, tool.finished, approval.requested, turn.completed, error, ...).
     /// Needs a task (PROMPT or stdin).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Stop after this many model calls in one user turn (default 100, at least 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    pub(crate) max_turns: Option<u32>,
 
     /// Sandbox for shell commands.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxArg>,
+    pub(crate) sandbox: Option<SandboxArg>,
 
     /// Allow network access from shell commands.
     #[arg(long)]
-    pub network: bool,
+    pub(crate) network: bool,
 
     /// Role that sets the tools and budgets (coder, reviewer, debugger, ops, admin, or custom).
     #[arg(long, value_name = "NAME")]
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
 
     /// Continue the newest session of this workspace, or the session with this ID.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
-    pub resume: Option<String>,
+    pub(crate) resume: Option<String>,
 
     /// Help for weak models: auto (only when the model needs it), on, or off.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub coach: Option<CoachArg>,
+    pub(crate) coach: Option<CoachArg>,
+}
+
+impl RunArgs {
+    /// The flags as configuration values.
+    pub fn flags(&self) -> Flags {
+        Flags {
+            directory: self.directory.clone(),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            yes: self.yes,
+            json: self.json,
+            max_turns: self.max_turns,
+            sandbox: self.sandbox.map(|arg| match arg {
+                SandboxArg::WorkspaceWrite => SandboxLevel::WorkspaceWrite,
+                SandboxArg::ReadOnly => SandboxLevel::ReadOnly,
+                SandboxArg::Off => SandboxLevel::Off,
+                SandboxArg::Required => SandboxLevel::Required,
+            }),
+            network: self.network,
+            role: self.role.clone(),
+            resume: self.resume.clone(),
+            coach: self.coach.map(|arg| match arg {
+                CoachArg::Auto => CoachSetting::Auto,
+                CoachArg::On => CoachSetting::On,
+                CoachArg::Off => CoachSetting::Off,
+            }),
+        }
+    }
 }
 
 /// `--coach` values (SPEC §3.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CoachArg {
+pub(crate) enum CoachArg {
     /// On only when the model's name is a small model's or it writes tool calls as text.
     Auto,
     On,
@@ -115,7 +146,7 @@ pub enum CoachArg {
 
 /// `--sandbox` values (SPEC §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
+pub(crate) enum SandboxArg {
     /// Read everywhere; write only the workspace, /tmp and the writable roots (default).
     WorkspaceWrite,
     /// Read everywhere; write nowhere.
@@ -127,7 +158,7 @@ pub enum SandboxArg {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Show how the permission rules rate a shell command (or, with --tool, a file path),
     /// without running anything.
     Check(CheckArgs),
@@ -158,7 +189,7 @@ pub enum Command {
 
 /// `agent mcp` subcommands.
 #[derive(Debug, Clone, Copy, Subcommand)]
-pub enum McpCommand {
+pub(crate) enum McpCommand {
     /// Start every configured MCP server, list its state and tools, then stop it.
     List,
 }
@@ -179,20 +210,20 @@ pub struct UndoArgs {
 
 /// `agent check` arguments.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The command to rate, or a path with --tool.
-    pub subject: String,
+    pub(crate) subject: String,
     /// Rate a file path for this tool (read_file, write_file, str_replace) instead.
     #[arg(long, value_name = "TOOL")]
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// Print the evaluation as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Arguments of the hidden sandbox helper; see [`crate::sandbox`].
 #[derive(Debug, Args)]
-pub struct SandboxHelperArgs {
+pub(crate) struct SandboxHelperArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
 }

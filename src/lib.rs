@@ -3,7 +3,8 @@
 //! The model only produces text; this crate is everything else: the outer input loop
 //! ([`repl`], [`oneshot`]) around the inner model↔tool loop ([`agent`]), the tool registry and
 //! defensive dispatcher ([`tools`]), the allow / ask / deny rule engine ([`permissions`]), the
-//! kernel sandbox for shell commands ([`sandbox`]), and the model client ([`model`]).
+//! kernel sandbox for shell commands ([`sandbox`]), the workspace checkpoints behind `/undo`
+//! ([`checkpoints`]), and the model client ([`model`]).
 //!
 //! The behaviour contract is SPEC.md (sections cited as §N in the docs).
 
@@ -14,23 +15,24 @@ pub mod agent;
 pub mod cancel;
 pub mod checkpoints;
 pub mod cli;
+mod clock;
+mod commands;
 pub mod config;
 pub mod context;
-pub mod doctor;
-pub mod exit;
+pub mod events;
+mod exit;
 pub mod governance;
-pub mod mcp;
-pub mod mcp_list;
+mod mcp;
 pub mod model;
-pub mod oneshot;
+mod oneshot;
 pub mod permissions;
-pub mod repl;
+mod repl;
 pub mod sandbox;
 pub mod session;
-pub mod task_input;
+mod task_input;
 pub mod tools;
 pub mod ui;
-pub mod undo;
+mod visible;
 
 mod run;
 

@@ -1,13 +1,14 @@
 //! One-shot mode (SPEC §3.3): one task from the command line or stdin; the final answer to
 //! stdout, everything else to stderr; the exit code says how it ended.
 
-use crate::agent::{Agent, AgentEvent, TurnOutcome};
+use crate::agent::{Agent, TurnOutcome};
 use crate::cancel::CancelToken;
+use crate::events::AgentEvent;
 use crate::exit::Exit;
 
 /// Runs `task` to its end and prints the final answer to stdout when `print_final` (the
 /// answer was not already streamed there).
-pub async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
+pub(crate) async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
     let cancel = CancelToken::new();
     let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let outcome = agent.run_turn(task, &cancel).await;

@@ -16,14 +16,16 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 
-use crate::agent::{Agent, AgentEvent, TurnOutcome};
+use crate::agent::{Agent, TurnOutcome};
 use crate::cancel::CancelToken;
+use crate::config::UiSettings;
+use crate::events::AgentEvent;
 use crate::exit::Exit;
 use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
-use crate::ui::style::{ColorEnv, Painter};
+use crate::ui::style::Painter;
 
 /// Slash commands of §3.1: name, then what it does (arguments first, in brackets).
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this list"),
     ("/exit", "quit (also Ctrl-D)"),
     ("/clear", "start a new conversation"),
@@ -51,7 +53,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 /// A parsed line of input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
+pub(crate) enum Input {
     Task(String),
     Help,
     Exit,
@@ -77,7 +79,7 @@ pub enum Input {
 
 impl Input {
     /// Parses one (possibly multi-line) input.
-    pub fn parse(line: &str) -> Self {
+    pub(crate) fn parse(line: &str) -> Self {
         let line = &input::join_continuations(line);
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -133,7 +135,7 @@ fn bad_argument(command: &str, argument: &str) -> Option<String> {
 }
 
 /// The help text listing every slash command.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     let mut text = String::from("Type a task, or a command:\n");
     for (name, what) in COMMANDS {
         text.push_str(&format!("  {name:<13} {what}\n"));
@@ -146,10 +148,14 @@ pub fn help_text() -> String {
     text
 }
 
-/// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt.
-pub async fn run(agent: &mut Agent, history_file: &Path) -> Exit {
-    let painter = ColorEnv::from_lookup(|k| agent.config().environment.get(k))
-        .painter(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+/// Runs the REPL until `/exit`, Ctrl-D or two Ctrl-C at an empty prompt; the input history
+/// is kept in `ui.history_file`.
+pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
+    let history_file = ui.history_file.as_path();
+    let painter = Painter::for_stream(
+        ui.colors,
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
     let mut editor = match editor(agent, painter) {
         Ok(editor) => editor,
         Err(error) => {
@@ -257,7 +263,7 @@ fn remember(editor: &mut Editor<InputHelper, DefaultHistory>, line: &str, histor
 }
 
 /// `unknown command `/x`; known: /help, /exit, ...`
-pub fn unknown_command(name: &str) -> String {
+pub(crate) fn unknown_command(name: &str) -> String {
     let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
     format!("unknown command `{name}`; known: {}", known.join(", "))
 }
@@ -273,7 +279,7 @@ fn editor(
         .auto_add_history(false)
         .build();
     let mut editor = Editor::with_config(config)?;
-    let base = agent.config().cwd.clone();
+    let base = agent.paths().cwd.clone();
     editor.set_helper(Some(InputHelper::new(COMMANDS, base, painter)));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
@@ -290,7 +296,7 @@ fn mcp_command(agent: &Agent) {
         Some(mcp) => crate::out!("{}", mcp.listing()),
         None => crate::outln!(
             "no MCP servers configured; add [mcp_servers.NAME] to {}",
-            agent.config().user_file().display()
+            agent.paths().user_file().display()
         ),
     }
 }

@@ -1,5 +1,10 @@
-//! From arguments to an exit code: parse, resolve configuration, run the chosen mode.
-//! Errors are printed as one line, `agent: error: ...`; nothing here panics.
+//! From arguments to an exit code: parse, pick the subcommand or the session, print the
+//! error that ended it (`agent: error: ...`, the one place errors are printed) and map the
+//! outcome to an exit code. Nothing here panics.
+//!
+//! A session is assembled here from the resolved [`Settings`]: the model client, the
+//! permission engine, the governor, the tools and memory, the sandbox's execution settings,
+//! the event sink and the approver; then the REPL or one-shot mode runs it.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -8,19 +13,19 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::agent::{Agent, AgentEvent, AgentParts, EventSink, LoopSettings};
+use crate::agent::{Agent, AgentParts};
 use crate::cli::{Cli, Command, RunArgs};
-use crate::config::{Config, ConfigError, Environment};
-use crate::exit::Exit;
-use crate::model::{Client, ProviderSettings};
+use crate::commands;
+use crate::config::{ColorEnv, Environment, Settings, Sources};
+use crate::events::{AgentEvent, EventSink};
+use crate::exit::{Error, Exit};
+use crate::model::Client;
 use crate::permissions::approval::{AlwaysYes, NoTerminal};
-use crate::permissions::{Approver, PermissionEngine};
+use crate::permissions::{Approver, PathContext, PermissionEngine};
 use crate::sandbox;
-use crate::tools::Registry;
 use crate::ui::announce::AnnouncingApprover;
 use crate::ui::approval::TerminalApprover;
 use crate::ui::json::JsonSink;
-use crate::ui::style::ColorEnv;
 use crate::ui::terminal::{Target, TerminalSink};
 
 /// Runs `agent` with `args` (including the program name) and returns the exit code.
@@ -34,7 +39,14 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         .get(1)
         .is_some_and(|arg| arg == crate::mcp::guard::NAME)
     {
-        return helper_exit(crate::mcp::guard::main(&args[2..]));
+        return guard_exit(crate::mcp::guard::main(&args[2..]));
+    }
+    // The guard of a stdio MCP server, likewise.
+    if args
+        .get(1)
+        .is_some_and(|arg| arg == crate::mcp::guard::NAME)
+    {
+        return guard_exit(crate::mcp::guard::main(&args[2..]));
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -48,63 +60,44 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             .into();
         }
     };
-    let exit = match cli.command {
-        Some(Command::Check(args)) => crate::permissions::check::run(&args, &cli.run),
-        Some(Command::Trust) => crate::config::trust::run(&cli.run),
-        Some(Command::Sessions) => sessions(&cli.run),
-        Some(Command::Doctor) => crate::doctor::run(&cli.run),
-        Some(Command::Mcp { command }) => crate::mcp_list::run(command, &cli.run),
-        Some(Command::Completions { shell }) => completions(shell),
-        Some(Command::Undo(args)) => crate::undo::run(&args, &cli.run),
+    let outcome = match cli.command {
+        Some(Command::Check(args)) => commands::check::run(&args, &cli.run),
+        Some(Command::Trust) => commands::trust::run(&cli.run),
+        Some(Command::Sessions) => commands::sessions::run(&cli.run),
+        Some(Command::Doctor) => commands::doctor::run(&cli.run),
+        Some(Command::Mcp { command }) => commands::mcp::run(command, &cli.run),
+        Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Undo(args)) => commands::undo::run(&args, &cli.run),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
             return helper_exit(sandbox::helper::main(&args));
         }
         None => session(&cli.run),
     };
-    exit.into()
+    match outcome {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            crate::errln!("agent: error: {error}");
+            error.code().into()
+        }
+    }
 }
 
+/// The sandbox helper's exit code (it printed its own error line, if any).
 fn helper_exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-/// Writes the completion script for `shell` to stdout (a closed pipe is not an error).
-fn completions(shell: clap_complete::Shell) -> Exit {
-    use std::io::Write;
-    let mut command = <Cli as clap::CommandFactory>::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "agent", &mut script);
-    let _ = std::io::stdout().write_all(&script);
-    Exit::Done
-}
-
-/// Prints one error line to stderr.
-pub fn fail(message: &str) {
-    crate::errln!("agent: error: {message}");
-}
-
-/// `agent sessions`: every saved session, most recently active first.
-fn sessions(run: &RunArgs) -> Exit {
-    let config = match load_config(run) {
-        Ok(config) => config,
+/// The MCP guard's exit: the server's status, or why it could not start the server.
+fn guard_exit(result: Result<i32, crate::mcp::guard::GuardError>) -> ExitCode {
+    let code = match result {
+        Ok(code) => code,
         Err(error) => {
-            fail(&error.to_string());
-            return Exit::Usage;
+            crate::errln!("{error}");
+            error.code()
         }
     };
-    let dir = crate::agent::memory::sessions_dir(&config);
-    let list = crate::session::list(&dir);
-    if list.is_empty() {
-        crate::outln!("no saved sessions in {}", dir.display());
-    } else {
-        crate::out!("{}", crate::session::list::render(&list));
-    }
-    Exit::Done
-}
-
-fn load_config(args: &RunArgs) -> Result<Config, ConfigError> {
-    Config::load(args, Environment::capture())
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// How the task arrives.
@@ -116,7 +109,7 @@ enum Mode {
 /// Where the task comes from: the prompt argument (plus piped stdin, see
 /// [`crate::task_input`]), else stdin when it is not a terminal
 /// (read to EOF; empty is a usage error), else the interactive session.
-fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
+fn task_mode(args: &RunArgs) -> Result<Mode, Error> {
     if !args.prompt.is_empty() {
         let prompt = args.prompt.join(" ");
         return match crate::task_input::extra_for_prompt(crate::task_input::stdin_kind()) {
@@ -124,92 +117,68 @@ fn task_mode(args: &RunArgs) -> Result<Mode, Exit> {
                 &prompt,
                 extra.as_deref(),
             ))),
-            Err(error) => {
-                fail(&format!(
-                    "cannot read stdin: {error}; pass the input as text or redirect `</dev/null`"
-                ));
-                Err(Exit::Usage)
-            }
+            Err(error) => Err(Error::Usage(format!(
+                "cannot read stdin: {error}; pass the input as text or redirect `</dev/null`"
+            ))),
         };
     }
     if std::io::stdin().is_terminal() {
         if args.json {
-            fail("`--json` needs a task: pass PROMPT or pipe it on stdin");
-            return Err(Exit::Usage);
+            return Err(Error::Usage(
+                "`--json` needs a task: pass PROMPT or pipe it on stdin".into(),
+            ));
         }
         return Ok(Mode::Interactive);
     }
-    let task = match crate::task_input::read_all() {
-        Ok(task) => task,
-        Err(error) => {
-            fail(&format!("cannot read the task from stdin: {error}"));
-            return Err(Exit::Usage);
-        }
-    };
+    let task = crate::task_input::read_all()
+        .map_err(|error| Error::Usage(format!("cannot read the task from stdin: {error}")))?;
     if task.trim().is_empty() {
-        fail("no task given: stdin was empty; usage: agent [OPTIONS] [PROMPT]");
-        return Err(Exit::Usage);
+        return Err(Error::Usage(
+            "no task given: stdin was empty; usage: agent [OPTIONS] [PROMPT]".into(),
+        ));
     }
     Ok(Mode::OneShot(task))
 }
 
-fn session(args: &RunArgs) -> Exit {
+/// A session: the REPL, or one task in one-shot mode.
+fn session(args: &RunArgs) -> commands::Outcome {
     let mut args = args.clone();
     (args.resume, args.prompt) = crate::session::split_resume_value(args.resume, args.prompt);
-    let mode = match task_mode(&args) {
-        Ok(mode) => mode,
-        Err(exit) => return exit,
-    };
-    let config = match load_config(&args) {
-        Ok(config) => config,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Usage;
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let mode = task_mode(&args)?;
+    let sources = Sources::load(args.flags(), Environment::capture())?;
+    let settings = Settings::resolve(&sources)?;
+    sandbox::shield_agent_process();
+    let namespaces = sandbox::settings::NamespaceProbe::start(&settings.sandbox);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            fail(&format!("cannot start the async runtime: {error}"));
-            return Exit::Failure;
-        }
-    };
-    let exit = runtime.block_on(async move {
+        .map_err(|error| Error::Failed(format!("cannot start the async runtime: {error}")))?;
+    let outcome = runtime.block_on(async move {
         crate::cancel::watch_termination();
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
-        let colors = ColorEnv::from_lookup(|k| config.environment.get(k));
-        let json = config.run.json;
-        let sink = make_sink(json, interactive, stdout_tty, colors);
-        let approver: Arc<dyn Approver> = if config.run.yes {
+        let ui = settings.ui.clone();
+        let sink = make_sink(ui.json, interactive, stdout_tty, ui.colors);
+        let approver: Arc<dyn Approver> = if ui.yes {
             Arc::new(AlwaysYes)
         } else {
-            match TerminalApprover::open(colors.allows_color()) {
+            match TerminalApprover::open(ui.colors.allows_color()) {
                 Some(approver) => Arc::new(approver),
                 None => Arc::new(NoTerminal),
             }
         };
         let approver = Arc::new(AnnouncingApprover::new(approver, Arc::clone(&sink)));
-        let mut agent = match build_agent(config, Arc::clone(&sink), approver) {
-            Ok(agent) => agent,
-            Err(exit) => return exit,
-        };
+        let mut agent = build_agent(settings, Arc::clone(&sink), approver, namespaces)?;
         let exit = match mode {
-            Mode::Interactive => {
-                let history = agent.config().agent_home.join("history");
-                crate::repl::run(&mut agent, &history).await
-            }
+            Mode::Interactive => crate::repl::run(&mut agent, &ui).await,
             Mode::OneShot(task) => {
                 // The tools a script relies on are there for its first request.
                 if let Some(mcp) = agent.mcp() {
                     mcp.wait_started().await;
                 }
                 agent.report_mcp();
-                let exit = crate::oneshot::run(&mut agent, &task, !stdout_tty && !json).await;
+                let exit = crate::oneshot::run(&mut agent, &task, !stdout_tty && !ui.json).await;
                 agent.report_mcp();
                 exit
             }
@@ -217,10 +186,10 @@ fn session(args: &RunArgs) -> Exit {
         if let Some(mcp) = agent.mcp() {
             mcp.shutdown().await;
         }
-        exit
+        Ok(exit)
     });
     crate::cancel::exit_if_terminated();
-    exit
+    outcome
 }
 
 /// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot
@@ -248,80 +217,66 @@ fn make_sink(
     Arc::new(TerminalSink::new(text_target, activity, colors))
 }
 
+/// Builds the session's agent from `settings`, showing the warnings of each part as it goes.
 fn build_agent(
-    config: Config,
+    settings: Settings,
     sink: Arc<dyn EventSink>,
     approver: Arc<dyn Approver>,
-) -> Result<Agent, Exit> {
-    let endpoint = config.endpoint.require().map_err(|error| {
-        fail(&error.to_string());
-        Exit::Usage
-    })?;
-    let settings = provider_settings(&config).map_err(|error| {
-        fail(&error.to_string());
-        Exit::Usage
-    })?;
-    let client = Client::new(endpoint.clone(), settings).map_err(|error| {
-        fail(&error.to_string());
-        Exit::Usage
-    })?;
-    let (permissions, warnings) = PermissionEngine::from_config(&config);
-    for message in warnings.into_iter().chain(user_only_warnings(&config)) {
-        sink.emit(AgentEvent::Warning { message });
-    }
-    let governance = crate::governance::setup(&config, &endpoint.model, Arc::clone(&sink))
-        .map_err(|error| {
-            fail(&error.to_string());
-            Exit::Usage
-        })?;
-    for message in governance.warnings {
-        sink.emit(AgentEvent::Warning { message });
-    }
-    let governor = governance.governor;
-    let (memory, mut registry) = memory_and_tools(&config, &endpoint.model, &sink)?;
-    governor.hide_denied(&mut registry);
-    let sandbox = sandbox::settings::resolve(&config).map_err(|error| {
-        fail(&error.to_string());
-        Exit::Usage
-    })?;
-    let sandbox_warnings = sandbox.warnings;
-    let exec = sandbox.exec;
-    let banner = sandbox::settings::banner(&exec);
-    let loop_settings = LoopSettings::for_config(&config).map_err(|error| {
-        fail(&error.to_string());
-        Exit::Usage
-    })?;
-    let mcp = start_mcp(&config, &sink)?;
-    let checkpoints = checkpoints(&config, &sink);
+    namespaces: sandbox::settings::NamespaceProbe,
+) -> Result<Agent, Error> {
+    let warn = |messages: Vec<String>| {
+        for message in messages {
+            sink.emit(AgentEvent::Warning { message });
+        }
+    };
+    let model = settings.endpoint.model.clone();
+    let client = Client::new(settings.endpoint, settings.provider)?;
+    let (permissions, warnings) =
+        PermissionEngine::from_settings(&settings.permissions, PathContext::from(&settings.paths));
+    warn(warnings);
+    warn(settings.warnings);
+    let governance = crate::governance::setup(&settings.governance, &model, Arc::clone(&sink))?;
+    warn(governance.warnings);
+    let memory = crate::context::Memory::load(&settings.paths);
+    warn(memory.warnings.clone());
+    let registry = crate::agent::memory::session_tools(&memory);
+    let sandbox = sandbox::settings::resolve(&settings.sandbox, &settings.paths, namespaces)?;
+    let banner = sandbox::settings::banner(&sandbox.exec, &settings.sandbox.env_names);
+    warn(settings.mcp.warnings.clone());
+    let mcp =
+        crate::mcp::McpServers::start(&settings.mcp).map_err(|e| Error::Failed(e.to_string()))?;
+    let checkpoints = checkpoints(settings.checkpoints, &settings.paths, &sink);
     let mut agent = Agent::new(AgentParts {
-        config: Arc::new(config),
+        paths: settings.paths,
         client,
         registry,
         permissions,
         approver,
         sink: Arc::clone(&sink),
-        exec,
-        loop_settings,
+        exec: sandbox.exec,
+        context: settings.context,
+        loop_settings: settings.loop_settings,
     });
     agent.set_memory(memory);
-    agent.set_governor(governor);
+    agent.set_governor(governance.governor);
     if let Some(mcp) = mcp {
         agent.set_mcp(mcp);
     }
     if let Some(checkpoints) = checkpoints {
         agent.set_checkpoints(Arc::from(checkpoints));
     }
-    let resumed = resume_requested(&mut agent)?;
+    let resumed = match settings.resume {
+        Some(id) => Some(agent.resume(Some(id.as_str()).filter(|id| !id.is_empty()))?),
+        None => None,
+    };
     sink.emit(AgentEvent::SessionStarted {
         session_id: agent.session_id(),
-        model: endpoint.model.clone(),
-        workspace: agent.config().workspace.clone(),
+        model,
+        workspace: agent.paths().workspace.clone(),
         sandbox: banner,
         coach: agent.coach_status().line(),
     });
-    for message in sandbox_warnings {
-        sink.emit(AgentEvent::Warning { message });
-    }
+    warn(sandbox.warnings);
     if let Some(summary) = resumed {
         sink.emit(AgentEvent::Notice {
             message: agent.resume_notice(&summary),
@@ -331,18 +286,17 @@ fn build_agent(
 }
 
 /// The workspace's checkpoints (issue 16), unless they are off; a warning says why when
-/// `git` is missing.
+/// `git` is missing, another when the project file tried to set them.
 fn checkpoints(
-    config: &Config,
+    settings: crate::config::CheckpointSettings,
+    paths: &crate::config::Paths,
     sink: &Arc<dyn EventSink>,
 ) -> Option<Box<crate::checkpoints::Checkpoints>> {
-    use crate::checkpoints::{CheckpointSettings, Checkpoints, Setup};
-    let (settings, warnings) = CheckpointSettings::resolve(config);
-    for message in warnings {
+    use crate::checkpoints::{Checkpoints, Setup};
+    for message in settings.warnings.clone() {
         sink.emit(AgentEvent::Warning { message });
     }
-    let path = config.environment.get("PATH");
-    match Checkpoints::setup(settings, &config.agent_home, &config.workspace, path) {
+    match Checkpoints::setup(settings, &paths.agent_home, &paths.workspace) {
         Setup::On(checkpoints) => Some(checkpoints),
         Setup::Disabled => None,
         Setup::NoGit(message) => {
@@ -350,93 +304,4 @@ fn checkpoints(
             None
         }
     }
-}
-
-/// Starts the configured MCP servers in the background (issue 17); `None` without any.
-fn start_mcp(
-    config: &Config,
-    sink: &Arc<dyn EventSink>,
-) -> Result<Option<Arc<crate::mcp::McpServers>>, Exit> {
-    let settings = crate::mcp::settings::resolve(config);
-    for message in &settings.warnings {
-        sink.emit(AgentEvent::Warning {
-            message: message.clone(),
-        });
-    }
-    crate::mcp::McpServers::start(&settings).map_err(|error| {
-        fail(&error);
-        Exit::Failure
-    })
-}
-
-/// AGENTS.md, skills and todos (§8), and the tools: the built-ins plus `read_skill`,
-/// `write_todos` and `task`.
-fn memory_and_tools(
-    config: &Config,
-    model: &str,
-    sink: &Arc<dyn EventSink>,
-) -> Result<(crate::context::Memory, Registry), Exit> {
-    crate::context::ContextSettings::for_config(config, model).map_err(|message| {
-        fail(&message);
-        Exit::Usage
-    })?;
-    let memory = crate::context::Memory::load(config);
-    for message in &memory.warnings {
-        sink.emit(AgentEvent::Warning {
-            message: message.clone(),
-        });
-    }
-    let mut registry = Registry::builtin();
-    memory.register_tools(&mut registry);
-    Ok((memory, registry))
-}
-
-/// `--resume [ID]`: continues the session before anything else happens.
-fn resume_requested(
-    agent: &mut Agent,
-) -> Result<Option<crate::agent::memory::ResumeSummary>, Exit> {
-    let Some(id) = agent.config().run.resume.clone() else {
-        return Ok(None);
-    };
-    agent
-        .resume(Some(id.as_str()).filter(|id| !id.is_empty()))
-        .map(Some)
-        .map_err(|error| {
-            fail(&error.to_string());
-            Exit::Usage
-        })
-}
-
-/// Warnings for the project file's `[provider]` and `trusted_workspaces`, which only the
-/// user file may set: they are ignored, trusted or not, but never silently.
-fn user_only_warnings(config: &Config) -> Vec<String> {
-    let project = &config.project;
-    let file = config.project_file();
-    let user_file = config.user_file();
-    let mut warnings = Vec::new();
-    if project.provider != crate::config::file::ProviderSection::default() {
-        warnings.push(format!(
-            "ignoring [provider] in the project config {}: only {} may set it; move it there",
-            file.display(),
-            user_file.display()
-        ));
-    }
-    if !project.trusted_workspaces.is_empty() {
-        warnings.push(format!(
-            "ignoring trusted_workspaces in the project config {}: only {} may set it; run \
-             `agent trust` in a workspace to trust it",
-            file.display(),
-            user_file.display()
-        ));
-    }
-    warnings
-}
-
-/// `[provider]` from the user config (never the project file; see
-/// [`crate::model::settings`]).
-///
-/// # Errors
-/// [`ConfigError::Invalid`] naming the key and the bad value.
-pub fn provider_settings(config: &Config) -> Result<ProviderSettings, ConfigError> {
-    ProviderSettings::from_section(&config.user.provider).map_err(ConfigError::Invalid)
 }

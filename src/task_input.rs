@@ -17,11 +17,11 @@ use std::io::Read;
 use std::time::Duration;
 
 /// How long a pipe on stdin may stay silent before a PROMPT run ignores it.
-pub const PIPE_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const PIPE_WAIT: Duration = Duration::from_secs(2);
 
 /// What fd 0 is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StdinKind {
+pub(crate) enum StdinKind {
     /// A terminal: never read for a one-shot task.
     Terminal,
     /// `/dev/null`, another character device, or a closed fd: holds no task text.
@@ -33,7 +33,7 @@ pub enum StdinKind {
 }
 
 /// Classifies fd 0 with `fstat`.
-pub fn stdin_kind() -> StdinKind {
+pub(crate) fn stdin_kind() -> StdinKind {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         return StdinKind::Terminal;
@@ -65,35 +65,47 @@ fn readable_within(wait: Duration) -> bool {
 
 /// The most stdin may hold for a task (bytes): far more than any context window, small
 /// enough that `cat huge.log | agent "..."` cannot grow agent without bound.
-pub const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why stdin could not be used as (part of) the task.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StdinError {
+    /// Reading failed: the system's message.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    /// More than [`MAX_STDIN_BYTES`].
+    #[error(
+        "it holds more than {} MiB; save it to a file in the workspace and name the file in the \
+         task",
+        MAX_STDIN_BYTES / (1024 * 1024)
+    )]
+    TooLarge,
+    #[error("stream did not contain valid UTF-8")]
+    NotUtf8,
+}
 
 /// Reads stdin to EOF as UTF-8, at most [`MAX_STDIN_BYTES`].
 ///
 /// # Errors
-/// The message of the read error (for example "stream did not contain valid UTF-8"), or that
-/// stdin holds more than [`MAX_STDIN_BYTES`] with the fix.
-pub fn read_all() -> Result<String, String> {
+/// A [`StdinError`]: the read failed, stdin holds more than [`MAX_STDIN_BYTES`], or it is
+/// not UTF-8.
+pub(crate) fn read_all() -> Result<String, StdinError> {
     // Bytes first: a cut at the cap may split a character, which is "too big", not bad UTF-8.
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| error.to_string())?;
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_STDIN_BYTES {
-        return Err(format!(
-            "it holds more than {} MiB; save it to a file in the workspace and name the file in \
-             the task",
-            MAX_STDIN_BYTES / (1024 * 1024)
-        ));
+        return Err(StdinError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "stream did not contain valid UTF-8".to_string())
+    String::from_utf8(bytes).map_err(|_| StdinError::NotUtf8)
 }
 
 /// What stdin adds to a PROMPT run: `Ok(None)` when nothing.
 ///
 /// # Errors
 /// As [`read_all`].
-pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, String> {
+pub(crate) fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, StdinError> {
     match kind {
         StdinKind::Terminal | StdinKind::Device => Ok(None),
         StdinKind::File => read_all().map(Some),
@@ -110,7 +122,7 @@ pub fn extra_for_prompt(kind: StdinKind) -> Result<Option<String>, String> {
 
 /// The task for PROMPT plus what came on stdin: stdin goes in a `<stdin>` block after the
 /// prompt; blank stdin adds nothing.
-pub fn combine(prompt: &str, stdin: Option<&str>) -> String {
+pub(crate) fn combine(prompt: &str, stdin: Option<&str>) -> String {
     match stdin.map(|text| text.trim_end_matches(['\n', '\r'])) {
         Some(text) if !text.trim().is_empty() => format!("{prompt}\n\n<stdin>\n{text}\n</stdin>"),
         _ => prompt.to_string(),

@@ -9,17 +9,17 @@
 use std::sync::Arc;
 
 use super::Agent;
-use super::events::{AgentEvent, EventSink};
 use crate::checkpoints::{
     CheckpointError, Checkpoints, Plan, Report, TurnEntry, TurnKey, TurnRecorder,
 };
+use crate::events::{AgentEvent, EventSink};
 use crate::governance::Governor;
 use crate::governance::events::PolicyEvent;
 use crate::session::{Record, SessionHandle, Turns};
 
 /// Checkpoint state of one session.
 #[derive(Default)]
-pub struct SessionCheckpoints {
+pub(crate) struct SessionCheckpoints {
     store: Option<Arc<Checkpoints>>,
     /// The session's turn numbers.
     pub(super) turns: Turns,
@@ -69,12 +69,12 @@ impl EventSink for Recording {
 
 impl Agent {
     /// Records the workspace before each turn's first change from now on.
-    pub fn set_checkpoints(&mut self, checkpoints: Arc<Checkpoints>) {
+    pub(crate) fn set_checkpoints(&mut self, checkpoints: Arc<Checkpoints>) {
         self.checkpoints.store = Some(checkpoints);
     }
 
     /// The workspace's checkpoints, when they are on.
-    pub fn checkpoints(&self) -> Option<&Arc<Checkpoints>> {
+    pub(crate) fn checkpoints(&self) -> Option<&Arc<Checkpoints>> {
         self.checkpoints.store.as_ref()
     }
 
@@ -84,11 +84,11 @@ impl Agent {
         let store = self.checkpoints.store.as_ref()?;
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             sink: Arc::clone(&self.sink),
-            session: Arc::clone(&self.session),
+            session: Arc::clone(&self.saved.session),
             governor: Arc::clone(&self.governor),
         });
         let key = TurnKey {
-            session: self.session.id(),
+            session: self.saved.session.id(),
             turn,
         };
         Some(Arc::new(TurnRecorder::new(
@@ -121,9 +121,9 @@ impl Agent {
     /// # Errors
     /// [`CheckpointError::NoTurns`] when there is none; others when a snapshot cannot be
     /// made or read.
-    pub fn undo_plan(&self) -> Result<Plan, CheckpointError> {
+    pub(crate) fn undo_plan(&self) -> Result<Plan, CheckpointError> {
         let store = self.store()?;
-        let turn = store.last_turn(Some(&self.session.id()))?;
+        let turn = store.last_turn(Some(&self.saved.session.id()))?;
         store.plan(&[turn])
     }
 
@@ -131,17 +131,17 @@ impl Agent {
     ///
     /// # Errors
     /// [`CheckpointError::Disabled`] when checkpoints are off.
-    pub fn rewind_choices(&self) -> Result<Vec<TurnEntry>, CheckpointError> {
-        Ok(self.store()?.turns_from(&self.session.id(), 0))
+    pub(crate) fn rewind_choices(&self) -> Result<Vec<TurnEntry>, CheckpointError> {
+        Ok(self.store()?.turns_from(&self.saved.session.id(), 0))
     }
 
     /// What `/rewind` to before `turn` would do.
     ///
     /// # Errors
     /// As [`Agent::undo_plan`].
-    pub fn rewind_plan(&self, turn: u64) -> Result<Plan, CheckpointError> {
+    pub(crate) fn rewind_plan(&self, turn: u64) -> Result<Plan, CheckpointError> {
         let store = self.store()?;
-        let turns = store.turns_from(&self.session.id(), turn);
+        let turns = store.turns_from(&self.saved.session.id(), turn);
         if turns.is_empty() {
             return Err(CheckpointError::NoTurns("session"));
         }
@@ -152,7 +152,7 @@ impl Agent {
     ///
     /// # Errors
     /// [`CheckpointError`] when the checkpoint repository cannot be used.
-    pub fn restore(
+    pub(crate) fn restore(
         &self,
         plan: &Plan,
         overwrite_conflicts: bool,
@@ -162,7 +162,7 @@ impl Agent {
             paths.iter().map(|p| p.shown()).collect()
         };
         let turns: Vec<u64> = plan.turns.iter().map(|k| k.turn).collect();
-        self.session.record(&Record::Restored {
+        self.saved.session.record(&Record::Restored {
             turns: turns.clone(),
             snapshot: plan.target.clone(),
             files: shown(&report.restored),
@@ -190,8 +190,8 @@ impl Agent {
 
     /// Whether the conversation can be cut back to before `turn` (its message is still in
     /// the history and the session file is being saved).
-    pub fn can_cut_conversation(&self, turn: u64) -> bool {
-        self.session.is_saving()
+    pub(crate) fn can_cut_conversation(&self, turn: u64) -> bool {
+        self.saved.session.is_saving()
             && self
                 .checkpoints
                 .turns
@@ -201,8 +201,8 @@ impl Agent {
 
     /// Cuts the conversation back to before `turn`: the model no longer sees that turn or
     /// any later one, in this process or after `--resume`. `false` when it cannot.
-    pub fn cut_conversation(&mut self, turn: u64) -> bool {
-        if !self.session.is_saving() {
+    pub(crate) fn cut_conversation(&mut self, turn: u64) -> bool {
+        if !self.saved.session.is_saving() {
             return false;
         }
         let Some(keep) = self.checkpoints.turns.start_of(turn, &self.history) else {
@@ -210,7 +210,7 @@ impl Agent {
         };
         self.history.truncate(keep);
         self.checkpoints.turns.cut_from(turn);
-        self.session.record(&Record::Rewound { turn, keep });
+        self.saved.session.record(&Record::Rewound { turn, keep });
         self.context.reset();
         true
     }

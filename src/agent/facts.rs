@@ -10,7 +10,7 @@ use crate::tools::DispatchOutcome;
 
 /// How one tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallStatus {
+pub(crate) enum CallStatus {
     /// The tool ran and returned a result (for `bash`: the command ran, whatever its exit
     /// code; see [`CallFact::exit_code`]).
     Ran,
@@ -26,18 +26,18 @@ pub enum CallStatus {
 
 /// One tool call of the turn and its outcome.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CallFact {
-    pub name: String,
+pub(crate) struct CallFact {
+    pub(crate) name: String,
     /// The arguments as the model sent them (sanitized to a JSON object text).
-    pub arguments: String,
-    pub status: CallStatus,
+    pub(crate) arguments: String,
+    pub(crate) status: CallStatus,
     /// The exit code of a command that ran to its end.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
 }
 
 impl CallFact {
     /// The fact for `call`, answered by `outcome`.
-    pub fn new(call: &ToolCall, outcome: &DispatchOutcome, dispatched: bool) -> Self {
+    pub(crate) fn new(call: &ToolCall, outcome: &DispatchOutcome, dispatched: bool) -> Self {
         let status = if !dispatched {
             CallStatus::NotRun
         } else if outcome.denied {
@@ -57,13 +57,8 @@ impl CallFact {
         }
     }
 
-    /// The tool ran and reported no failure (a command exited 0, an edit was applied).
-    pub fn succeeded(&self) -> bool {
-        self.status == CallStatus::Ran && self.exit_code.is_none_or(|code| code == 0)
-    }
-
     /// The string argument `key`, when the arguments hold one.
-    pub fn string_argument(&self, key: &str) -> Option<String> {
+    pub(crate) fn string_argument(&self, key: &str) -> Option<String> {
         let args = serde_json::from_str::<serde_json::Value>(&self.arguments).ok()?;
         args[key].as_str().map(str::to_string)
     }
@@ -71,15 +66,15 @@ impl CallFact {
 
 /// The facts of one turn, from the user's request on.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TurnFacts {
+pub(crate) struct TurnFacts {
     /// The user's own words for this turn (never a harness message).
-    pub request: String,
+    pub(crate) request: String,
     /// Every tool call of the turn, in the order dispatched.
-    pub calls: Vec<CallFact>,
+    pub(crate) calls: Vec<CallFact>,
 }
 
 impl TurnFacts {
-    pub fn new(request: impl Into<String>) -> Self {
+    pub(crate) fn new(request: impl Into<String>) -> Self {
         Self {
             request: request.into(),
             calls: Vec::new(),

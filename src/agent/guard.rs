@@ -9,12 +9,9 @@
 
 use crate::model::ToolCall;
 
-/// Identical calls with identical results in a row before the model is told.
-pub const DEFAULT_LIMIT: u32 = 3;
-
 /// Watches the calls of one turn.
 #[derive(Debug)]
-pub struct RepeatGuard {
+pub(crate) struct RepeatGuard {
     limit: Option<u32>,
     /// Name and arguments of the last call, and its result.
     last: Option<(String, String, String)>,
@@ -26,7 +23,7 @@ pub struct RepeatGuard {
 
 /// What the guard says about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Run it.
     Go,
     /// Do not run it: the model was told and made the same call again. The turn stops with
@@ -36,7 +33,7 @@ pub enum Verdict {
 
 impl RepeatGuard {
     /// A guard that speaks up after `limit` identical calls (`None` or 0: never).
-    pub fn new(limit: Option<u32>) -> Self {
+    pub(crate) fn new(limit: Option<u32>) -> Self {
         Self {
             limit: limit.filter(|l| *l > 0),
             last: None,
@@ -46,7 +43,7 @@ impl RepeatGuard {
     }
 
     /// Before `call` runs.
-    pub fn before(&self, call: &ToolCall) -> Verdict {
+    pub(crate) fn before(&self, call: &ToolCall) -> Verdict {
         let repeats = self.told
             && self
                 .last
@@ -72,7 +69,7 @@ impl RepeatGuard {
 
     /// After `call` ran with `result`: a note to append to the result when this completes a
     /// streak of `limit` identical calls with identical results.
-    pub fn after(&mut self, call: &ToolCall, result: &str) -> Option<String> {
+    pub(crate) fn after(&mut self, call: &ToolCall, result: &str) -> Option<String> {
         let limit = self.limit?;
         let same = self.last.as_ref().is_some_and(|(name, args, previous)| {
             *name == call.name && *args == call.arguments && previous == result

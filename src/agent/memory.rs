@@ -8,49 +8,49 @@
 //!
 //! Governance (roles, budgets) keeps its own state; it saves it with
 //! [`Agent::record_governance`] (an opaque JSON value, the latest one wins) and reads it
-//! back after a resume with [`Agent::governance_state`]. Its reminder line (role and budget)
-//! is added with [`Agent::add_reminder_line`].
+//! back after a resume with [`Agent::governance_state`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-use super::events::{AgentEvent, EventSink};
 use super::subagent::{ChildEnv, MAX_CHILD_CALLS, TaskTool};
-use super::{Agent, prompt};
+use super::{Agent, LoopLimits, Saved, prompt};
 use crate::cancel::CancelToken;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::context::Memory;
 use crate::context::compact::{CompactError, ModelAccess};
 use crate::context::manager::{CompactReport, EditRecorder, HistoryEdit, Trigger};
 use crate::context::overflow::InstructionSize;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Message, Role};
 use crate::session::{self, Header, Record, SessionError, SessionHandle, SessionInfo, SessionLog};
-use crate::tools::todos::{Todo, TodoStore};
-
-/// A line added to every request's reminder when it returns `Some` (role and budget).
-pub type ReminderLine = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+use crate::tools::todos::Todo;
 
 /// What a resume restored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResumeSummary {
     pub id: String,
     /// Messages recorded in the file.
-    pub messages: usize,
+    pub(crate) messages: usize,
     /// Messages in the restored (pruned/compacted) history.
-    pub history_len: usize,
+    pub(crate) history_len: usize,
     /// Tool calls answered as interrupted by the repair.
-    pub interrupted: usize,
-    pub todos: usize,
+    pub(crate) interrupted: usize,
+    pub(crate) todos: usize,
 }
 
-/// `$AGENT_HOME/sessions`.
-pub fn sessions_dir(config: &Config) -> std::path::PathBuf {
-    config.agent_home.join("sessions")
+/// The tools of a session: the built-ins, `read_skill` (when there are skills) and
+/// `write_todos` from `memory`, and `task` (connected to the agent at the start of each turn).
+pub fn session_tools(memory: &Memory) -> crate::tools::Registry {
+    let mut registry = crate::tools::Registry::builtin();
+    memory.register_tools(&mut registry);
+    registry.register(Arc::new(TaskTool::new()));
+    registry
 }
 
-/// A log for a new session of `config`'s workspace.
-pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
-    let dir = sessions_dir(config);
+/// A log for a new session in `paths`' workspace.
+pub(crate) fn new_session_log(paths: &Paths, model: &str) -> SessionLog {
+    let dir = paths.sessions_dir();
     let started = session::now_secs();
     let mut id = session::new_id(started);
     for _ in 0..3 {
@@ -63,7 +63,7 @@ pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
         &dir,
         Header {
             id,
-            workspace: config.workspace.clone(),
+            workspace: paths.workspace.clone(),
             started,
             model: model.to_string(),
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -72,7 +72,7 @@ pub fn new_session_log(config: &Config, model: &str) -> SessionLog {
 }
 
 /// Records the context manager's history edits in the session.
-pub fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
+pub(crate) fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
     let session = Arc::clone(session);
     Arc::new(move |edit: &HistoryEdit| {
         session.record(&match edit {
@@ -84,29 +84,16 @@ pub fn edit_recorder(session: &Arc<SessionHandle>) -> EditRecorder {
     })
 }
 
-/// The reminder's extra lines: the todo list, then the added lines (role, budget).
-pub fn reminder_extra(todos: &TodoStore, lines: &[ReminderLine]) -> Vec<String> {
-    let mut extra = prompt::todo_lines(&todos.get());
-    extra.extend(lines.iter().filter_map(|line| line()));
-    extra
-}
-
 /// The inner loop's `on_message` hook: saves the message, then the todo list when a tool
 /// changed it (and shows it).
-pub fn on_message(
-    session: &SessionHandle,
-    todos: &TodoStore,
-    seen: &AtomicU64,
-    sink: &Arc<dyn EventSink>,
-    message: &Message,
-) {
-    session.record(&Record::Message {
+pub(super) fn on_message(saved: &Saved, sink: &Arc<dyn EventSink>, message: &Message) {
+    saved.session.record(&Record::Message {
         message: message.clone(),
     });
-    let version = todos.version();
-    if seen.swap(version, Ordering::SeqCst) != version {
-        let list = todos.get();
-        session.record(&Record::Todos {
+    let version = saved.todos.version();
+    if saved.todos_seen.swap(version, Ordering::SeqCst) != version {
+        let list = saved.todos.get();
+        saved.session.record(&Record::Todos {
             todos: list.clone(),
         });
         sink.emit(AgentEvent::TodosChanged { todos: list });
@@ -116,26 +103,22 @@ pub fn on_message(
 impl Agent {
     /// The id of the session being written.
     pub fn session_id(&self) -> String {
-        self.session.id()
+        self.saved.session.id()
     }
 
-    pub fn todos(&self) -> Vec<Todo> {
-        self.todos.get()
-    }
-
-    pub fn context_manager(&self) -> &crate::context::ContextManager {
-        &self.context
+    pub(crate) fn todos(&self) -> Vec<Todo> {
+        self.saved.todos.get()
     }
 
     /// Uses `memory` (AGENTS.md, skills, the todo list shared with `write_todos`): its
     /// sections are appended to the system prompt. Call before the first turn, with the
     /// memory whose tools ([`Memory::register_tools`]) are in the registry.
     pub fn set_memory(&mut self, memory: Memory) {
-        let base_len = self.system_prompt.len() - self.memory_prompt.len();
-        self.system_prompt.truncate(base_len);
-        self.memory_prompt = memory.prompt_sections();
-        self.system_prompt.push_str(&self.memory_prompt);
-        let workspace = &self.config.workspace;
+        let base_len = self.prompt.system.len() - self.prompt.memory.len();
+        self.prompt.system.truncate(base_len);
+        self.prompt.memory = memory.prompt_sections();
+        self.prompt.system.push_str(&self.prompt.memory);
+        let workspace = &self.paths.workspace;
         self.context.set_instructions(
             memory
                 .instructions
@@ -152,33 +135,29 @@ impl Agent {
                 })
                 .collect(),
         );
-        self.todos = memory.todos;
-        self.todos_seen
-            .store(self.todos.version(), Ordering::SeqCst);
-    }
-
-    /// Adds a line to every request's reminder (role and budget, §7.2).
-    pub fn add_reminder_line(&mut self, line: ReminderLine) {
-        self.reminder_lines.push(line);
+        self.saved.todos = memory.todos;
+        self.saved
+            .todos_seen
+            .store(self.saved.todos.version(), Ordering::SeqCst);
     }
 
     /// Saves governance state (role, spending) in the session; the latest one is restored
     /// by resume.
     pub fn record_governance(&self, state: serde_json::Value) {
-        self.session.record(&Record::Governance { state });
+        self.saved.session.record(&Record::Governance { state });
     }
 
     /// The governance state restored by the last resume, if the session had one.
     pub fn governance_state(&self) -> Option<&serde_json::Value> {
-        self.governance.as_ref()
+        self.saved.governance.as_ref()
     }
 
     /// Sessions in `$AGENT_HOME/sessions`, most recently active first; only this
     /// workspace's unless `all`.
-    pub fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
-        let mut sessions = session::list(&sessions_dir(&self.config));
+    pub(crate) fn list_sessions(&self, all: bool) -> Vec<SessionInfo> {
+        let mut sessions = session::list(&self.paths.sessions_dir());
         if !all {
-            sessions.retain(|s| s.workspace == self.config.workspace);
+            sessions.retain(|s| s.workspace == self.paths.workspace);
         }
         sessions
     }
@@ -187,11 +166,14 @@ impl Agent {
     ///
     /// # Errors
     /// [`CompactError`] when nothing changed (nothing to compact, interrupted, no summary).
-    pub async fn compact(&mut self, cancel: &CancelToken) -> Result<CompactReport, CompactError> {
+    pub(crate) async fn compact(
+        &mut self,
+        cancel: &CancelToken,
+    ) -> Result<CompactReport, CompactError> {
         let access = ModelAccess {
             client: &self.client,
-            system_prompt: &self.system_prompt,
-            tools: self.registry.specs(),
+            system_prompt: &self.prompt.system,
+            tools: self.tools.registry.specs(),
             sink: &self.sink,
             cancel,
         };
@@ -208,20 +190,20 @@ impl Agent {
     /// # Errors
     /// [`SessionError`] when no such session exists or it cannot be read; nothing changes then.
     pub fn resume(&mut self, id: Option<&str>) -> Result<ResumeSummary, SessionError> {
-        let info = session::find(&sessions_dir(&self.config), id, &self.config.workspace)?;
+        let info = session::find(&self.paths.sessions_dir(), id, &self.paths.workspace)?;
         let loaded = session::load(&info.path)?;
         for message in &loaded.warnings {
             self.sink.emit(AgentEvent::Warning {
                 message: message.clone(),
             });
         }
-        if loaded.header.workspace != self.config.workspace {
+        if loaded.header.workspace != self.paths.workspace {
             self.sink.emit(AgentEvent::Warning {
                 message: format!(
                     "session `{}` was started in `{}`; continuing it in `{}`",
                     loaded.header.id,
                     loaded.header.workspace.display(),
-                    self.config.workspace.display()
+                    self.paths.workspace.display()
                 ),
             });
         }
@@ -234,32 +216,35 @@ impl Agent {
         };
         self.history = loaded.history;
         self.checkpoints.turns = loaded.turns;
-        self.todos.set(loaded.todos);
-        self.todos_seen
-            .store(self.todos.version(), Ordering::SeqCst);
-        self.governance = loaded.governance;
+        self.saved.todos.set(loaded.todos);
+        self.saved
+            .todos_seen
+            .store(self.saved.todos.version(), Ordering::SeqCst);
+        self.saved.governance = loaded.governance;
         self.restore_governance();
-        self.session
+        self.saved
+            .session
             .replace(SessionLog::resume(info.path, loaded.header));
         self.context.reset();
-        self.governor.set_session_id(&self.session.id());
+        self.governor.set_session_id(&self.saved.session.id());
         Ok(summary)
     }
 
     /// `resumed session <id> (N messages) · last request: "..."`, for the user.
-    pub fn resume_notice(&self, summary: &ResumeSummary) -> String {
+    pub(crate) fn resume_notice(&self, summary: &ResumeSummary) -> String {
         resume_notice(summary, &self.history)
     }
 
     /// A new, empty session (used by `/clear`): new file, no todos.
     pub(super) fn start_new_session(&mut self) {
-        let log = new_session_log(&self.config, &self.client.endpoint().model);
-        self.session.replace(log);
-        self.governor.set_session_id(&self.session.id());
-        self.todos.set(Vec::new());
-        self.todos_seen
-            .store(self.todos.version(), Ordering::SeqCst);
-        self.governance = None;
+        let log = new_session_log(&self.paths, &self.client.endpoint().model);
+        self.saved.session.replace(log);
+        self.governor.set_session_id(&self.saved.session.id());
+        self.saved.todos.set(Vec::new());
+        self.saved
+            .todos_seen
+            .store(self.saved.todos.version(), Ordering::SeqCst);
+        self.saved.governance = None;
         self.context.reset();
         self.checkpoints.reset();
     }
@@ -275,7 +260,7 @@ impl Agent {
     /// Applies the governance state restored by resume: the role (when it still exists)
     /// and the spending (§9.2: spending survives `--resume`).
     fn restore_governance(&mut self) {
-        let Some(state) = self.governance.clone() else {
+        let Some(state) = self.saved.governance.clone() else {
             return;
         };
         if let Some(role) = state.get("role").and_then(serde_json::Value::as_str)
@@ -296,36 +281,31 @@ impl Agent {
     /// Connects the listed `task` tool to this agent's current parts (role, policy and
     /// tools may change between turns).
     pub(super) fn connect_task_tool(&mut self) {
-        if self.registry.get("task").is_some() {
+        if self.tools.registry.get("task").is_some() {
             let env = Arc::new(self.child_env());
-            self.registry.register(Arc::new(TaskTool::with_env(env)));
+            self.tools
+                .registry
+                .register(Arc::new(TaskTool::with_env(env)));
         }
     }
 
     fn child_env(&self) -> ChildEnv {
-        let mut registry = self.registry.clone();
-        registry.retain(|name| name != "task");
-        let system_prompt =
-            prompt::system_prompt(&self.config.workspace, &registry.names()) + &self.memory_prompt;
+        let mut tools = self.tools.clone();
+        tools.registry.retain(|name| name != "task");
+        let system_prompt = prompt::system_prompt(&self.paths.workspace, &tools.registry.names())
+            + &self.prompt.memory;
         ChildEnv {
             client: self.client.clone(),
-            registry,
-            permissions: Arc::clone(&self.permissions),
-            approver: Arc::clone(&self.approver),
-            policy: Arc::clone(&self.policy),
-            exhausted: {
-                let governor = Arc::clone(&self.governor);
-                Arc::new(move || governor.exhausted_message())
-            },
-            hooks: Arc::clone(&self.governor) as Arc<dyn super::turn::LoopHooks>,
-            reminder_lines: self.reminder_lines.clone(),
+            tools,
             sink: Arc::clone(&self.sink),
             system_prompt,
             context: self.context.settings().clone(),
-            workspace: self.config.workspace.clone(),
-            max_model_calls: MAX_CHILD_CALLS,
+            workspace: self.paths.workspace.clone(),
             coach: Arc::clone(&self.coach),
-            repeat_limit: self.repeat_limit,
+            limits: LoopLimits {
+                max_model_calls: MAX_CHILD_CALLS,
+                repeat_limit: self.settings.repeat_limit,
+            },
         }
     }
 }

@@ -1,82 +1,83 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
-pub mod checkpoint;
-pub mod coach;
-pub mod events;
-pub mod facts;
-pub mod guard;
+pub(crate) mod checkpoint;
+pub(crate) mod coach;
+
+pub(crate) mod facts;
+pub(crate) mod guard;
 pub mod memory;
-pub mod prompt;
-pub mod settings;
-pub mod subagent;
+pub(crate) mod prompt;
+
+pub(crate) mod subagent;
 pub mod turn;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
+pub use crate::config::LoopSettings;
 pub use coach::{CoachStatus, CoachSwitch};
-pub use events::{AgentEvent, EventSink};
-pub use settings::LoopSettings;
-pub use turn::{TurnOutcome, TurnStats};
+pub use turn::{LoopLimits, TurnOutcome, TurnStats};
 
 use crate::cancel::CancelToken;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::context::{ContextManager, ContextSettings};
+use crate::events::{AgentEvent, EventSink};
 use crate::governance::{GovernanceError, Governor};
 use crate::model::{Client, Message};
 use crate::permissions::{Approver, PermissionEngine};
 use crate::sandbox::ExecSettings;
 use crate::session::SessionHandle;
-use crate::tools::dispatch::CallPolicy;
-use crate::tools::{Dispatcher, FileTracker, Registry, ToolContext};
+use crate::tools::{FileTracker, Policy, Registry, ToolContext, Toolbox};
 
-/// Default context window in tokens when config and the model table say nothing (§7.3).
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-pub use crate::context::DEFAULT_MAX_OUTPUT_CHARS;
-
-/// Everything a session needs, assembled by the caller.
+/// Everything a session needs, assembled by the caller from the resolved settings.
 pub struct AgentParts {
-    pub config: Arc<Config>,
+    pub paths: Paths,
     pub client: Client,
     pub registry: Registry,
     pub permissions: PermissionEngine,
     pub approver: Arc<dyn Approver>,
     pub sink: Arc<dyn EventSink>,
     pub exec: ExecSettings,
+    pub context: ContextSettings,
     pub loop_settings: LoopSettings,
 }
 
-/// One session: history plus the parts that act on it.
-pub struct Agent {
-    config: Arc<Config>,
-    client: Client,
-    registry: Registry,
-    permissions: Arc<Mutex<PermissionEngine>>,
-    approver: Arc<dyn Approver>,
-    policy: Arc<dyn CallPolicy>,
-    /// Roles, budgets and policy events (§9); also `policy` and the loop's hooks.
-    governor: Arc<Governor>,
-    sink: Arc<dyn EventSink>,
-    exec: ExecSettings,
-    files: FileTracker,
-    system_prompt: String,
-    history: Vec<Message>,
-    max_output_chars: usize,
-    /// AGENTS.md and skills sections of the system prompt (also given to subagents).
-    memory_prompt: String,
-    context: ContextManager,
+/// The system prompt: the base prompt followed by the memory's sections (AGENTS.md, skills).
+struct Prompt {
+    system: String,
+    /// The memory's part of `system` (also given to subagents).
+    memory: String,
+}
+
+/// What is saved with the session besides the history: the file, the todo list, the
+/// governance state restored by resume.
+struct Saved {
     session: Arc<SessionHandle>,
     todos: crate::tools::todos::TodoStore,
     /// Todo-list version last shown and saved.
     todos_seen: AtomicU64,
-    /// Extra reminder lines (role and budget, from governance).
-    reminder_lines: Vec<memory::ReminderLine>,
     /// Governance state restored by resume.
     governance: Option<serde_json::Value>,
+}
+
+/// One session: history plus the parts that act on it.
+pub struct Agent {
+    paths: Paths,
+    client: Client,
+    /// Tools, permissions, approver and the policy (the governor) for the dispatcher.
+    tools: Toolbox,
+    /// Roles, budgets and policy events (§9); also the toolbox's policy.
+    governor: Arc<Governor>,
+    sink: Arc<dyn EventSink>,
+    exec: ExecSettings,
+    files: FileTracker,
+    prompt: Prompt,
+    history: Vec<Message>,
+    context: ContextManager,
+    saved: Saved,
     /// Whether the coach for weak models is on (shared with subagents).
     coach: Arc<CoachSwitch>,
-    /// Identical calls in a row before the repeated-call guard speaks up.
-    repeat_limit: Option<u32>,
+    settings: LoopSettings,
     /// The session's MCP servers, when any are configured (their tools reach the model
     /// through the registry).
     mcp: Option<Arc<crate::mcp::McpServers>>,
@@ -86,63 +87,63 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
-        let system_prompt = prompt::system_prompt(&parts.config.workspace, &parts.registry.names());
-        let settings = ContextSettings::for_config(&parts.config, &parts.client.endpoint().model)
-            .unwrap_or_default();
-        let max_output_chars = settings.max_output_chars;
+        let model = parts.client.endpoint().model.clone();
+        let system = prompt::system_prompt(&parts.paths.workspace, &parts.registry.names());
         let session = Arc::new(SessionHandle::new(
-            memory::new_session_log(&parts.config, &parts.client.endpoint().model),
+            memory::new_session_log(&parts.paths, &model),
             Arc::clone(&parts.sink),
         ));
-        let context = ContextManager::new(settings).with_recorder(memory::edit_recorder(&session));
-        let governor = Arc::new(Governor::builtin(&parts.client.endpoint().model));
+        let context =
+            ContextManager::new(parts.context).with_recorder(memory::edit_recorder(&session));
+        let governor = Arc::new(Governor::builtin(&model));
         governor.set_session_id(&session.id());
-        let coach = Arc::new(CoachSwitch::new(
-            parts.loop_settings.coach,
-            &parts.client.endpoint().model,
-        ));
+        let coach = Arc::new(CoachSwitch::new(parts.loop_settings.coach, &model));
         Self {
-            config: parts.config,
+            paths: parts.paths,
             client: parts.client,
-            registry: parts.registry,
-            permissions: Arc::new(Mutex::new(parts.permissions)),
-            approver: parts.approver,
-            policy: Arc::clone(&governor) as Arc<dyn CallPolicy>,
+            tools: Toolbox {
+                registry: parts.registry,
+                permissions: Arc::new(Mutex::new(parts.permissions)),
+                approver: parts.approver,
+                policy: Arc::clone(&governor) as Arc<dyn Policy>,
+            },
             governor,
             sink: parts.sink,
             exec: parts.exec,
             files: FileTracker::default(),
-            system_prompt,
+            prompt: Prompt {
+                system,
+                memory: String::new(),
+            },
             history: Vec::new(),
-            max_output_chars,
-            memory_prompt: String::new(),
             context,
-            session,
-            todos: crate::tools::todos::TodoStore::new(),
-            todos_seen: AtomicU64::new(0),
-            reminder_lines: Vec::new(),
-            governance: None,
+            saved: Saved {
+                session,
+                todos: crate::tools::todos::TodoStore::new(),
+                todos_seen: AtomicU64::new(0),
+                governance: None,
+            },
             coach,
-            repeat_limit: parts.loop_settings.repeat_limit,
+            settings: parts.loop_settings,
             mcp: None,
             checkpoints: checkpoint::SessionCheckpoints::default(),
         }
     }
 
     /// Offers the tools of `servers` from the first request after each is ready.
-    pub fn set_mcp(&mut self, servers: Arc<crate::mcp::McpServers>) {
-        self.registry.add_source(Arc::clone(&servers) as _);
+    pub(crate) fn set_mcp(&mut self, servers: Arc<crate::mcp::McpServers>) {
+        self.tools.registry.add_source(Arc::clone(&servers) as _);
         self.mcp = Some(servers);
     }
 
     /// The session's MCP servers, when any are configured.
-    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpServers>> {
+    pub(crate) fn mcp(&self) -> Option<&Arc<crate::mcp::McpServers>> {
         self.mcp.as_ref()
     }
 
     /// Tells the user what happened to the MCP servers since the last time (ready as a
     /// notice, failures as warnings).
-    pub fn report_mcp(&self) {
+    pub(crate) fn report_mcp(&self) {
         for report in self.mcp.iter().flat_map(|m| m.take_reports()) {
             self.sink.emit(if report.warning {
                 AgentEvent::Warning {
@@ -157,27 +158,20 @@ impl Agent {
     }
 
     /// Whether the coach for weak models is on, and why.
-    pub fn coach_status(&self) -> CoachStatus {
+    pub(crate) fn coach_status(&self) -> CoachStatus {
         self.coach.status()
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The workspace, working directory and `$AGENT_HOME` of this session.
+    pub(crate) fn paths(&self) -> &Paths {
+        &self.paths
     }
 
     pub fn history(&self) -> &[Message] {
         &self.history
     }
 
-    pub fn system_prompt(&self) -> &str {
-        &self.system_prompt
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    pub fn sink(&self) -> &Arc<dyn EventSink> {
+    pub(crate) fn sink(&self) -> &Arc<dyn EventSink> {
         &self.sink
     }
 
@@ -190,9 +184,9 @@ impl Agent {
     /// the system prompt lists the tools offered when the agent was built, so build the
     /// registry with [`Governor::hide_denied`] already applied.
     pub fn set_governor(&mut self, governor: Arc<Governor>) {
-        governor.hide_denied(&mut self.registry);
-        self.policy = Arc::clone(&governor) as Arc<dyn CallPolicy>;
-        governor.set_session_id(&self.session.id());
+        governor.hide_denied(&mut self.tools.registry);
+        self.tools.policy = Arc::clone(&governor) as Arc<dyn Policy>;
+        governor.set_session_id(&self.saved.session.id());
         self.governor = governor;
     }
 
@@ -204,30 +198,30 @@ impl Agent {
     /// [`GovernanceError::UnknownRole`] listing the available roles.
     pub fn set_role(&mut self, name: &str) -> Result<(), GovernanceError> {
         self.governor.switch_role(name)?;
-        self.governor.hide_denied(&mut self.registry);
+        self.governor.hide_denied(&mut self.tools.registry);
         Ok(())
     }
 
     /// The model requests go to.
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         &self.client.endpoint().model
     }
 
     /// Sends the following requests to `model` (`/model NAME`).
-    pub fn set_model(&mut self, model: &str) {
+    pub(crate) fn set_model(&mut self, model: &str) {
         self.client.set_model(model);
         self.coach.set_model(model);
     }
 
     /// Starts a new conversation (`/clear`) in a new session file.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.history.clear();
         self.start_new_session();
     }
 
     /// Runs one user turn to its end.
     pub async fn run_turn(&mut self, input: &str, cancel: &CancelToken) -> TurnOutcome {
-        if let Some(message) = self.governor.exhausted_message() {
+        if let Some(message) = self.tools.policy.exhausted() {
             return TurnOutcome::BudgetExhausted { message };
         }
         self.sink.emit(AgentEvent::TurnStarted {
@@ -235,59 +229,49 @@ impl Agent {
         });
         self.connect_task_tool();
         let user = Message::user(input);
-        self.session.record(&crate::session::Record::Message {
+        self.saved.session.record(&crate::session::Record::Message {
             message: user.clone(),
         });
         self.history.push(user);
         self.context.turn_started(self.history.len() - 1);
         let recorder = self.start_turn_checkpoint(input);
         let tools = ToolContext {
-            workspace: &self.config.workspace,
-            cwd: &self.config.cwd,
+            workspace: &self.paths.workspace,
+            cwd: &self.paths.cwd,
             files: &self.files,
             exec: &self.exec,
             cancel,
-            max_output_chars: self.max_output_chars,
+            max_output_chars: self.context.settings().max_output_chars,
             before_run: recorder
                 .as_deref()
                 .map(|r| r as &dyn crate::tools::BeforeRun),
         };
-        let dispatcher = Dispatcher {
-            registry: &self.registry,
-            permissions: &self.permissions,
-            approver: self.approver.as_ref(),
-            policy: self.policy.as_ref(),
-        };
-        let workspace = self.config.workspace.clone();
-        let (todos, lines, governor) = (
-            self.todos.clone(),
-            self.reminder_lines.clone(),
-            Arc::clone(&self.governor),
-        );
+        let dispatcher = self.tools.dispatcher();
+        let workspace = self.paths.workspace.clone();
+        let (todos, policy) = (self.saved.todos.clone(), Arc::clone(&self.tools.policy));
         let reminder = move || {
-            let mut extra = memory::reminder_extra(&todos, &lines);
-            extra.extend(governor.reminder_lines());
-            prompt::reminder(&prompt::today(), &workspace, &extra)
+            let mut extra = prompt::todo_lines(&todos.get());
+            extra.extend(policy.reminder_lines());
+            prompt::reminder(&crate::clock::today(), &workspace, &extra)
         };
-        let exhausted = || self.governor.exhausted_message();
-        let (session, todos, seen, sink) =
-            (&self.session, &self.todos, &self.todos_seen, &self.sink);
-        let on_message = move |m: &Message| memory::on_message(session, todos, seen, sink, m);
+        let saved = &self.saved;
+        let sink = &self.sink;
+        let on_message = move |m: &Message| memory::on_message(saved, sink, m);
         let cx = turn::LoopContext {
             request: input,
             client: &self.client,
             dispatcher: &dispatcher,
             tools: &tools,
             sink: &self.sink,
-            system_prompt: &self.system_prompt,
+            system_prompt: &self.prompt.system,
             reminder: &reminder,
-            max_model_calls: self.config.run.max_turns,
-            exhausted: &exhausted,
             on_message: &on_message,
-            hooks: self.governor.as_ref(),
             context: Some(&self.context),
             coach: &self.coach,
-            repeat_limit: self.repeat_limit,
+            limits: LoopLimits {
+                max_model_calls: self.settings.max_turns,
+                repeat_limit: self.settings.repeat_limit,
+            },
         };
         let mut stats = TurnStats::default();
         let spent_before = self.governor.spending().cost_usd;

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// The system prompt for a session in `workspace`.
-pub fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
+pub(crate) fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
     format!(
         "You are agent, a coding assistant working in a terminal on the user's machine, in the \
          workspace {workspace}.\n\
@@ -27,7 +27,7 @@ pub fn system_prompt(workspace: &Path, tools: &[&str]) -> String {
 }
 
 /// The reminder appended to the last message of each request (never stored).
-pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
+pub(crate) fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
     let mut lines = vec![
         format!("date: {date}"),
         format!("workspace: {}", workspace.display()),
@@ -43,7 +43,7 @@ pub fn reminder(date: &str, workspace: &Path, extra: &[String]) -> String {
 }
 
 /// Reminder lines for the todo list: `todos:` and one line per item; none when empty.
-pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
+pub(crate) fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
     if todos.is_empty() {
         return Vec::new();
     }
@@ -51,44 +51,11 @@ pub fn todo_lines(todos: &[crate::tools::todos::Todo]) -> Vec<String> {
 }
 
 /// The current branch from `.git/HEAD`, without running git.
-pub fn git_branch(workspace: &Path) -> Option<String> {
+pub(crate) fn git_branch(workspace: &Path) -> Option<String> {
     let head = std::fs::read_to_string(workspace.join(".git").join("HEAD")).ok()?;
     let head = head.trim();
     match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => Some(branch.to_string()),
         None => Some(format!("detached at {}", head.get(..12).unwrap_or(head))),
-    }
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
-    let days = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400);
-    civil_date(days)
-}
-
-/// Converts days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
-pub fn civil_date(days: u64) -> String {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(20_787), "2026-11-30");
     }
 }

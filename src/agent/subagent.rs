@@ -13,55 +13,41 @@
 //! `Handle::block_on` from the blocking section the dispatcher already runs in.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::events::{AgentEvent, EventSink};
-use super::turn::{self, LoopContext, TurnOutcome, TurnStats};
+use super::turn::{self, LoopContext, LoopLimits, TurnOutcome, TurnStats};
 use crate::context::{ContextManager, ContextSettings};
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Client, Message};
-use crate::permissions::{Approver, PermissionEngine};
-use crate::tools::dispatch::CallPolicy;
+use crate::tools::ToolErrorKind;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
-use crate::tools::{
-    Access, Args, Dispatcher, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-};
+use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, Toolbox};
 
 /// Model calls a subagent may make (§8.4).
-pub const MAX_CHILD_CALLS: u32 = 30;
-
-/// Asked after each of the child's tool calls; `Some(message)` ends the child (budget).
-pub type ExhaustedCheck = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+pub(crate) const MAX_CHILD_CALLS: u32 = 30;
 
 /// What a child loop shares with its parent.
 #[derive(Clone)]
-pub struct ChildEnv {
-    pub client: Client,
-    /// The parent's tools without `task`.
-    pub registry: Registry,
-    pub permissions: Arc<Mutex<PermissionEngine>>,
-    pub approver: Arc<dyn Approver>,
-    pub policy: Arc<dyn CallPolicy>,
-    pub exhausted: ExhaustedCheck,
-    /// Governance hooks (usage and tool calls count toward the shared budget).
-    pub hooks: Arc<dyn super::turn::LoopHooks>,
-    /// The parent's extra reminder lines (role and budget).
-    pub reminder_lines: Vec<super::memory::ReminderLine>,
+pub(crate) struct ChildEnv {
+    pub(crate) client: Client,
+    /// The parent's tools without `task`, its permissions (session approvals included),
+    /// approver and policy (role and budget are shared, so spending adds up).
+    pub(crate) tools: Toolbox,
     /// The parent's sink; the child's events are wrapped before they reach it.
-    pub sink: Arc<dyn EventSink>,
-    pub system_prompt: String,
-    pub context: ContextSettings,
-    pub workspace: PathBuf,
-    pub max_model_calls: u32,
+    pub(crate) sink: Arc<dyn EventSink>,
+    pub(crate) system_prompt: String,
+    pub(crate) context: ContextSettings,
+    pub(crate) workspace: PathBuf,
     /// The parent's coach switch (the same model).
-    pub coach: Arc<super::coach::CoachSwitch>,
-    pub repeat_limit: Option<u32>,
+    pub(crate) coach: Arc<super::coach::CoachSwitch>,
+    pub(crate) limits: LoopLimits,
 }
 
 /// `task(description, prompt)`.
-pub struct TaskTool {
+pub(crate) struct TaskTool {
     spec: ToolSpec,
     env: Option<Arc<ChildEnv>>,
 }
@@ -69,7 +55,7 @@ pub struct TaskTool {
 impl TaskTool {
     /// A tool that is listed but not yet connected to a parent (the agent connects it at
     /// the start of each turn with [`TaskTool::with_env`]).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "task",
@@ -88,7 +74,7 @@ impl TaskTool {
         }
     }
 
-    pub fn with_env(env: Arc<ChildEnv>) -> Self {
+    pub(crate) fn with_env(env: Arc<ChildEnv>) -> Self {
         Self {
             env: Some(env),
             ..Self::new()
@@ -112,20 +98,22 @@ impl Tool for TaskTool {
     }
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        let env = self
-            .env
-            .as_ref()
-            .ok_or_else(|| ToolError::new("unavailable", "subagents are not available here"))?;
+        let env = self.env.as_ref().ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::Unavailable,
+                "subagents are not available here",
+            )
+        })?;
         let text = |key: &str| args.get(key).and_then(|v| v.as_str()).unwrap_or("").trim();
         let (description, prompt) = (text("description"), text("prompt"));
         if prompt.is_empty() {
             return Err(ToolError::new(
-                "invalid input",
+                ToolErrorKind::InvalidInput,
                 "`prompt` is empty; say what the subagent should do",
             ));
         }
         let handle = tokio::runtime::Handle::try_current()
-            .map_err(|e| ToolError::new("unavailable", e.to_string()))?;
+            .map_err(|e| ToolError::new(ToolErrorKind::Unavailable, e.to_string()))?;
         let answer = tokio::task::block_in_place(|| {
             handle.block_on(run_child(env, description, prompt, ctx))
         })?;
@@ -154,7 +142,7 @@ impl EventSink for ChildSink {
 }
 
 /// The first (and only) user message of the child.
-pub fn child_prompt(description: &str, prompt: &str) -> String {
+pub(crate) fn child_prompt(description: &str, prompt: &str) -> String {
     format!(
         "{prompt}\n\n(You are a subagent started for: {description}. Work on your own with your \
          tools. Only your final message is passed back, so end with a complete, concise answer: \
@@ -169,25 +157,22 @@ async fn run_child(
     ctx: &ToolContext<'_>,
 ) -> Result<String, ToolError> {
     let todos = TodoStore::new();
-    let mut registry = env.registry.clone();
-    if registry.get("write_todos").is_some() {
-        registry.register(Arc::new(WriteTodosTool::new(todos.clone())));
+    let mut tools = env.tools.clone();
+    if tools.registry.get("write_todos").is_some() {
+        tools
+            .registry
+            .register(Arc::new(WriteTodosTool::new(todos.clone())));
     }
     let sink: Arc<dyn EventSink> = Arc::new(ChildSink {
         parent: Arc::clone(&env.sink),
     });
-    let dispatcher = Dispatcher {
-        registry: &registry,
-        permissions: &env.permissions,
-        approver: env.approver.as_ref(),
-        policy: env.policy.as_ref(),
-    };
+    let dispatcher = tools.dispatcher();
     let context = ContextManager::new(env.context.clone());
     let workspace = env.workspace.clone();
-    let (reminder_todos, lines) = (todos.clone(), env.reminder_lines.clone());
+    let reminder_todos = todos.clone();
     let reminder = move || {
-        let extra = super::memory::reminder_extra(&reminder_todos, &lines);
-        super::prompt::reminder(&super::prompt::today(), &workspace, &extra)
+        let extra = super::prompt::todo_lines(&reminder_todos.get());
+        super::prompt::reminder(&crate::clock::today(), &workspace, &extra)
     };
     let seen = AtomicU64::new(0);
     let on_message = |_: &Message| {
@@ -196,7 +181,6 @@ async fn run_child(
             sink.emit(AgentEvent::TodosChanged { todos: todos.get() });
         }
     };
-    let exhausted = || (env.exhausted)();
     let request = child_prompt(description, prompt);
     let cx = LoopContext {
         request: &request,
@@ -206,13 +190,10 @@ async fn run_child(
         sink: &sink,
         system_prompt: &env.system_prompt,
         reminder: &reminder,
-        max_model_calls: env.max_model_calls,
-        exhausted: &exhausted,
         on_message: &on_message,
-        hooks: env.hooks.as_ref(),
         context: Some(&context),
         coach: &env.coach,
-        repeat_limit: env.repeat_limit,
+        limits: env.limits,
     };
     let mut history = vec![Message::user(request.clone())];
     context.turn_started(0);
@@ -231,22 +212,29 @@ async fn run_child(
 ///
 /// # Errors
 /// A [`ToolError`] for every ending but a non-empty final answer.
-pub fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
+pub(crate) fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> {
     match outcome {
         TurnOutcome::Done { text } if !text.trim().is_empty() => Ok(text),
         TurnOutcome::Done { .. } => Err(ToolError::new(
-            "subagent",
+            ToolErrorKind::Subagent,
             "the subagent finished without an answer; do the job directly or give it a clearer prompt",
         )),
         TurnOutcome::MaxTurns { limit } => Err(ToolError::new(
-            "subagent",
+            ToolErrorKind::Subagent,
             format!(
                 "the subagent stopped after {limit} model calls without a final answer; give it a narrower job"
             ),
         )),
-        TurnOutcome::Interrupted => Err(ToolError::new("interrupted", turn::INTERRUPTED)),
-        TurnOutcome::BudgetExhausted { message } => Err(ToolError::new("budget", message)),
-        TurnOutcome::Failed { message } => Err(ToolError::new("subagent", message)),
-        TurnOutcome::Repeating { message } => Err(ToolError::new("repeating", message)),
+        TurnOutcome::Interrupted => Err(ToolError::new(
+            ToolErrorKind::Interrupted,
+            crate::cancel::INTERRUPTED,
+        )),
+        TurnOutcome::BudgetExhausted { message } => {
+            Err(ToolError::new(ToolErrorKind::Budget, message))
+        }
+        TurnOutcome::Failed { message } => Err(ToolError::new(ToolErrorKind::Subagent, message)),
+        TurnOutcome::Repeating { message } => {
+            Err(ToolError::new(ToolErrorKind::Repeating, message))
+        }
     }
 }

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::coach::{Coach, CoachSwitch, Step, TurnView};
-use super::events::{AgentEvent, EventSink};
 use super::facts::{CallFact, TurnFacts};
 use super::guard::{RepeatGuard, Verdict};
-use crate::cancel::CancelToken;
+use crate::cancel::{CancelToken, INTERRUPTED};
+use crate::context::ContextManager;
+use crate::context::compact::ModelAccess;
+use crate::context::manager::Recovery;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::types::sanitize_arguments;
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolCall, Usage};
 use crate::tools::{DispatchOutcome, Dispatcher, ToolContext};
-
-/// Result text for a call that was never run because the user interrupted the turn.
-pub const INTERRUPTED: &str = "interrupted by user";
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +43,8 @@ pub struct LoopContext<'a> {
     /// The user's own words for this turn (the coach reads them; never a harness message).
     pub request: &'a str,
     pub client: &'a Client,
+    /// The tools, permissions and approver, and the governance [`crate::tools::Policy`],
+    /// which the loop also tells about usage and every tool call (§9).
     pub dispatcher: &'a Dispatcher<'a>,
     pub tools: &'a ToolContext<'a>,
     pub sink: &'a Arc<dyn EventSink>,
@@ -50,50 +52,46 @@ pub struct LoopContext<'a> {
     pub system_prompt: &'a str,
     /// Builds the reminder appended to the last message of a request.
     pub reminder: &'a (dyn Fn() -> String + Send + Sync),
-    /// Model calls allowed in this turn.
-    pub max_model_calls: u32,
-    /// Asked after every tool call; `Some(message)` ends the turn (budget exhausted).
-    pub exhausted: &'a (dyn Fn() -> Option<String> + Send + Sync),
     /// Called with every message added to the history, in order (session persistence).
     pub on_message: &'a (dyn Fn(&Message) + Send + Sync),
-    /// Governance hooks (§9): usage per model call, every tool call before and after.
-    pub hooks: &'a dyn LoopHooks,
     /// Prunes/compacts the history before each model call and recovers from
     /// context-length errors (§7.2, §7.3); `None` leaves the history alone.
-    pub context: Option<&'a crate::context::ContextManager>,
+    pub context: Option<&'a ContextManager>,
     /// Whether the coach for weak models is on ([`super::coach`]).
     pub coach: &'a CoachSwitch,
+    pub limits: LoopLimits,
+}
+
+/// How far one turn may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopLimits {
+    /// Model calls allowed in this turn.
+    pub max_model_calls: u32,
     /// Identical calls in a row before the repeated-call guard speaks up (`None`: never).
     pub repeat_limit: Option<u32>,
 }
 
-/// What the governance layer needs to see of a turn (SPEC §9): the usage of each model call
-/// (cost), and each tool call before it is dispatched and after (the audit log, budgets). A
-/// call that is never dispatched (interrupted, or after the budget ran out) still goes
-/// through both, with a blocked outcome. `after_tool` may rewrite the result the model gets
-/// (compressed shell output, a budget line). Every method defaults to doing nothing.
-pub trait LoopHooks: Send + Sync {
-    /// After each model call that reported usage.
-    fn on_usage(&self, _usage: &Usage) {}
-    /// Before a tool call is dispatched (or skipped).
-    fn before_tool(&self, _call: &ToolCall) {}
-    /// After a tool call, before its result is shown and stored.
-    fn after_tool(&self, _call: &ToolCall, _outcome: &mut DispatchOutcome, _took: Duration) {}
+impl LoopContext<'_> {
+    /// What the context manager may use of this turn: the model, the request frame, the
+    /// sink and the cancel token.
+    fn model_access<'b>(&'b self, cancel: &'b CancelToken) -> ModelAccess<'b> {
+        ModelAccess {
+            client: self.client,
+            system_prompt: self.system_prompt,
+            tools: self.dispatcher.registry.specs(),
+            sink: self.sink,
+            cancel,
+        }
+    }
 }
-
-/// No governance: every hook does nothing.
-#[derive(Debug, Default)]
-pub struct NoHooks;
-
-impl LoopHooks for NoHooks {}
 
 /// Totals of one turn.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnStats {
-    pub model_calls: u32,
-    pub usage: Option<Usage>,
+    pub(crate) model_calls: u32,
+    pub(crate) usage: Option<Usage>,
     /// Prompt tokens of the last request, when reported.
-    pub last_prompt_tokens: Option<u64>,
+    pub(crate) last_prompt_tokens: Option<u64>,
 }
 
 /// Runs model calls and tools until the model answers, appending to `history`.
@@ -105,21 +103,23 @@ pub async fn run(
 ) -> TurnOutcome {
     let mut facts = TurnFacts::new(cx.request);
     let mut coach = cx.coach.coach_for_turn(cx.request);
-    let mut guard = RepeatGuard::new(cx.repeat_limit);
+    let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     let offered = cx.dispatcher.registry.names();
     let text_calls = cx.client.text_tool_calls_enabled();
     // A note for the next request only (after an empty reply).
     let mut note: Option<String> = None;
     let mut retried_overflow = false;
     loop {
-        if stats.model_calls >= cx.max_model_calls {
+        if stats.model_calls >= cx.limits.max_model_calls {
             return TurnOutcome::MaxTurns {
-                limit: cx.max_model_calls,
+                limit: cx.limits.max_model_calls,
             };
         }
         stats.model_calls += 1;
         if let Some(context) = cx.context {
-            context.before_request(cx, history, cancel).await;
+            context
+                .before_request(&cx.model_access(cancel), history)
+                .await;
         }
         let completion = match call_model(cx, history, cancel, note.take(), coach.as_mut()).await {
             Ok(completion) => completion,
@@ -137,7 +137,7 @@ pub async fn run(
         }
         if let Some(usage) = completion.usage {
             add_usage(stats, usage);
-            cx.hooks.on_usage(&usage);
+            cx.dispatcher.policy.on_usage(&usage);
         }
         if completion.calls_from_text
             && let Some(message) = cx.coach.saw_calls_as_text()
@@ -238,14 +238,14 @@ async fn recover(
         });
     };
     match context
-        .recover(cx, history, cancel, message, *retried)
+        .recover(&cx.model_access(cancel), history, message, *retried)
         .await
     {
-        crate::context::manager::Recovery::Retry => {
+        Recovery::Retry => {
             *retried = true;
             None
         }
-        crate::context::manager::Recovery::GiveUp(message) => Some(TurnOutcome::Failed { message }),
+        Recovery::GiveUp(message) => Some(TurnOutcome::Failed { message }),
     }
 }
 
@@ -271,7 +271,7 @@ fn dispatch_all(
 ) -> Option<TurnOutcome> {
     let mut stop: Option<TurnOutcome> = None;
     for call in calls {
-        cx.hooks.before_tool(&call);
+        cx.dispatcher.policy.before_tool(&call);
         let verdict = record.guard.before(&call);
         let outcome = if cancel.is_cancelled() {
             stop.get_or_insert(TurnOutcome::Interrupted);
@@ -285,7 +285,7 @@ fn dispatch_all(
             let outcome = run_call(cx, &call, record.guard);
             if cancel.is_cancelled() {
                 stop.get_or_insert(TurnOutcome::Interrupted);
-            } else if let Some(message) = (cx.exhausted)() {
+            } else if let Some(message) = cx.dispatcher.policy.exhausted() {
                 stop.get_or_insert(TurnOutcome::BudgetExhausted { message });
             }
             record
@@ -313,17 +313,19 @@ fn skip_reason(stop: &TurnOutcome) -> Option<String> {
     }
 }
 
-/// Dispatches one call, with the events around it and the hooks after it; the repeated-call
+/// Dispatches one call, with the events around it and the policy's settling after it; the repeated-call
 /// guard's note, when due, is appended to the result.
 fn run_call(cx: &LoopContext<'_>, call: &ToolCall, guard: &mut RepeatGuard) -> DispatchOutcome {
     cx.sink.emit(AgentEvent::ToolStarted {
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        summary: summarize(&call.arguments),
+        summary: crate::model::types::key_argument(&call.arguments),
     });
     let started = Instant::now();
     let mut outcome = tokio::task::block_in_place(|| cx.dispatcher.dispatch(call, cx.tools));
-    cx.hooks.after_tool(call, &mut outcome, started.elapsed());
+    cx.dispatcher
+        .policy
+        .after_tool(call, &mut outcome, started.elapsed());
     if let Some(note) = guard.after(call, &outcome.content) {
         cx.sink.emit(AgentEvent::Notice {
             message: format!(
@@ -345,22 +347,13 @@ fn run_call(cx: &LoopContext<'_>, call: &ToolCall, guard: &mut RepeatGuard) -> D
     outcome
 }
 
-/// The answer to a call that is not dispatched, after the hooks have seen it.
+/// The answer to a call that is not dispatched, after the policy has seen it.
 fn skip(cx: &LoopContext<'_>, call: &ToolCall, content: String) -> DispatchOutcome {
     let mut outcome = DispatchOutcome::blocked(content, None);
-    cx.hooks.after_tool(call, &mut outcome, Duration::ZERO);
+    cx.dispatcher
+        .policy
+        .after_tool(call, &mut outcome, Duration::ZERO);
     outcome
-}
-
-/// The key argument of a call for one-line display: `command`, else `path`, else the JSON.
-pub fn summarize(arguments: &str) -> String {
-    let parsed = crate::model::types::parse_arguments(arguments).unwrap_or_default();
-    for key in ["command", "path", "name", "description"] {
-        if let Some(value) = parsed.get(key).and_then(|v| v.as_str()) {
-            return value.to_string();
-        }
-    }
-    arguments.to_string()
 }
 
 enum CallError {
@@ -456,7 +449,7 @@ fn stopped_loop(cx: &LoopContext<'_>, kept: String) -> crate::model::Completion 
 }
 
 /// System prompt + history + the reminder appended to the last message (not stored).
-pub fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRequest {
+pub(crate) fn build_request(cx: &LoopContext<'_>, history: &[Message]) -> ChatRequest {
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(Message::system(cx.system_prompt));
     messages.extend(history.iter().cloned());

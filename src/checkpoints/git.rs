@@ -48,9 +48,9 @@ const CONFIG: &[&str] = &[
 #[error("`git {command}` failed: {message}")]
 pub struct GitError {
     /// The subcommand and its first arguments.
-    pub command: String,
+    pub(crate) command: String,
     /// What git said on stderr (its last lines), or why it could not run.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Runs git on one shadow repository.

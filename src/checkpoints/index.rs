@@ -20,20 +20,20 @@ use std::path::Path;
 
 /// The stat data git keeps for a file, as git truncates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub ctime: (u32, u32),
-    pub mtime: (u32, u32),
-    pub ino: u32,
-    pub uid: u32,
-    pub gid: u32,
-    pub size: u32,
+pub(crate) struct Stat {
+    pub(crate) ctime: (u32, u32),
+    pub(crate) mtime: (u32, u32),
+    pub(crate) ino: u32,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) size: u32,
     /// Git's mode: `0o100644`, `0o100755` or `0o120000`.
-    pub mode: u32,
+    pub(crate) mode: u32,
 }
 
 impl Stat {
     /// The stat data of a file or link, from its `lstat` metadata.
-    pub fn of(meta: &std::fs::Metadata) -> Self {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
         let mode = if meta.file_type().is_symlink() {
             0o120_000
         } else if meta.mode() & 0o100 != 0 {
@@ -54,27 +54,27 @@ impl Stat {
 }
 
 /// The index's entries by path, and the index file's own mtime.
-pub struct Cache {
+pub(crate) struct Cache {
     entries: HashMap<Vec<u8>, Stat>,
     written: (u32, u32),
 }
 
 impl Cache {
     /// Whether the file at `path` with `stat` is surely what the index holds.
-    pub fn unchanged(&self, path: &[u8], stat: &Stat) -> bool {
+    pub(crate) fn unchanged(&self, path: &[u8], stat: &Stat) -> bool {
         self.entries
             .get(path)
             .is_some_and(|entry| entry == stat && entry.mtime < self.written)
     }
 
     /// Every path in the index.
-    pub fn paths(&self) -> impl Iterator<Item = &Vec<u8>> {
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &Vec<u8>> {
         self.entries.keys()
     }
 }
 
 /// Reads the index at `path`; `None` when it is missing or not a version 2 or 3 index.
-pub fn read(path: &Path) -> Option<Cache> {
+pub(crate) fn read(path: &Path) -> Option<Cache> {
     let meta = std::fs::metadata(path).ok()?;
     let bytes = std::fs::read(path).ok()?;
     let written = (meta.mtime() as u32, meta.mtime_nsec() as u32);

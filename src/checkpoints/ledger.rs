@@ -25,15 +25,15 @@ const REQUEST_CHARS: usize = 300;
 
 /// A turn, by session and number within it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct TurnKey {
-    pub session: String,
-    pub turn: u64,
+pub(crate) struct TurnKey {
+    pub(crate) session: String,
+    pub(crate) turn: u64,
 }
 
 /// One ledger line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Line {
+pub(crate) enum Line {
     /// A turn is about to make its first change; `before` is the workspace before it.
     Turn {
         #[serde(flatten)]
@@ -69,7 +69,7 @@ pub enum Line {
 
 impl Line {
     /// A `turn` line; the request is cut to its first 300 characters.
-    pub fn turn(key: TurnKey, time: u64, request: &str, before: &str) -> Self {
+    pub(crate) fn turn(key: TurnKey, time: u64, request: &str, before: &str) -> Self {
         Line::Turn {
             key,
             time,
@@ -79,53 +79,45 @@ impl Line {
     }
 
     /// The snapshots this line needs kept.
-    pub fn commits(&self) -> Vec<&str> {
+    pub(crate) fn commits(&self) -> Vec<&str> {
         match self {
             Line::Turn { before, .. } => vec![before],
             Line::TurnEnd { after, .. } => vec![after],
             Line::Restore { target, safety, .. } => vec![target, safety],
         }
     }
-
-    pub fn time(&self) -> u64 {
-        match self {
-            Line::Turn { time, .. } | Line::TurnEnd { time, .. } | Line::Restore { time, .. } => {
-                *time
-            }
-        }
-    }
 }
 
 /// A turn that changed the workspace, as the ledger tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnEntry {
-    pub key: TurnKey,
+pub(crate) struct TurnEntry {
+    pub(crate) key: TurnKey,
     /// When its first change was about to happen (Unix seconds).
-    pub time: u64,
-    pub request: String,
-    pub before: String,
+    pub(crate) time: u64,
+    pub(crate) request: String,
+    pub(crate) before: String,
     /// `None` when the turn never ended properly.
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
     /// Files that differ between `before` and `after`.
-    pub files: Vec<RelPath>,
+    pub(crate) files: Vec<RelPath>,
     /// Restored by an undo or rewind that completed.
-    pub undone: bool,
+    pub(crate) undone: bool,
 }
 
 /// The ledger file.
 #[derive(Debug, Clone)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     path: PathBuf,
 }
 
 impl Ledger {
-    pub fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         Self {
             path: dir.join("ledger.jsonl"),
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -133,7 +125,7 @@ impl Ledger {
     ///
     /// # Errors
     /// The I/O error when the file cannot be written.
-    pub fn append(&self, line: &Line) -> std::io::Result<()> {
+    pub(crate) fn append(&self, line: &Line) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
         let mut file = std::fs::OpenOptions::new()
@@ -144,7 +136,7 @@ impl Ledger {
     }
 
     /// Every line that can be read, in order.
-    pub fn lines(&self) -> Vec<Line> {
+    pub(crate) fn lines(&self) -> Vec<Line> {
         let Ok(text) = std::fs::read(&self.path) else {
             return Vec::new();
         };
@@ -158,7 +150,7 @@ impl Ledger {
     ///
     /// # Errors
     /// The I/O error when the file cannot be written.
-    pub fn rewrite(&self, lines: &[Line]) -> std::io::Result<()> {
+    pub(crate) fn rewrite(&self, lines: &[Line]) -> std::io::Result<()> {
         let mut text = String::new();
         for line in lines {
             text.push_str(&serde_json::to_string(line).map_err(std::io::Error::other)?);
@@ -168,13 +160,13 @@ impl Ledger {
     }
 
     /// The turns, oldest first.
-    pub fn turns(&self) -> Vec<TurnEntry> {
+    pub(crate) fn turns(&self) -> Vec<TurnEntry> {
         fold(&self.lines())
     }
 }
 
 /// Folds ledger lines into turns, oldest first.
-pub fn fold(lines: &[Line]) -> Vec<TurnEntry> {
+pub(crate) fn fold(lines: &[Line]) -> Vec<TurnEntry> {
     let mut turns: Vec<TurnEntry> = Vec::new();
     let mut at: HashMap<TurnKey, usize> = HashMap::new();
     for line in lines {

@@ -22,29 +22,30 @@
 //! the file is still what the summary showed; the workspace as it was before the restore
 //! is kept as a snapshot. Failures are errors for the user; they never end a session.
 
-pub mod git;
-pub mod index;
-pub mod ledger;
-pub mod paths;
-pub mod plan;
-pub mod prune;
-pub mod recorder;
-pub mod restore;
-pub mod rule;
-pub mod settings;
-pub mod shadow;
+pub(crate) mod git;
+pub(crate) mod index;
+pub(crate) mod ledger;
+pub(crate) mod paths;
+pub(crate) mod plan;
+pub(crate) mod prune;
+pub(crate) mod recorder;
+pub(crate) mod restore;
+pub(crate) mod rule;
+pub(crate) mod shadow;
 pub mod walk;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use ledger::{Line, TurnEntry, TurnKey};
-pub use paths::RelPath;
-pub use plan::Plan;
-pub use recorder::TurnRecorder;
-pub use restore::Report;
-pub use settings::CheckpointSettings;
+use crate::config::CheckpointSettings;
+
+pub use git::GitError;
+pub(crate) use ledger::{Line, TurnEntry, TurnKey};
+pub(crate) use paths::RelPath;
+pub(crate) use plan::Plan;
+pub(crate) use recorder::TurnRecorder;
+pub(crate) use restore::Report;
 pub use shadow::Snapshot;
 
 /// What can go wrong with checkpoints. None of these ends a session.
@@ -89,18 +90,13 @@ pub enum Setup {
 }
 
 impl Checkpoints {
-    /// Checkpoints for `workspace`, kept under `agent_home`, using the `git` found on
-    /// `path_var` (the `PATH` value).
-    pub fn setup(
-        settings: CheckpointSettings,
-        agent_home: &Path,
-        workspace: &Path,
-        path_var: Option<&str>,
-    ) -> Setup {
+    /// Checkpoints for `workspace`, kept under `agent_home`, using the `git` found on the
+    /// settings' `PATH` ([`CheckpointSettings::search_path`]).
+    pub fn setup(settings: CheckpointSettings, agent_home: &Path, workspace: &Path) -> Setup {
         if !settings.enabled {
             return Setup::Disabled;
         }
-        let Some(git) = git::find(path_var) else {
+        let Some(git) = git::find(settings.search_path.as_deref()) else {
             return Setup::NoGit(
                 "checkpoints are off: `git` was not found on PATH, so /undo cannot restore \
                  files; install git to turn them on"
@@ -111,7 +107,7 @@ impl Checkpoints {
     }
 
     /// Checkpoints using the `git` program at `git`.
-    pub fn new(
+    pub(crate) fn new(
         git: PathBuf,
         settings: CheckpointSettings,
         agent_home: &Path,
@@ -133,26 +129,26 @@ impl Checkpoints {
         }
     }
 
-    pub fn settings(&self) -> &CheckpointSettings {
+    pub(crate) fn settings(&self) -> &CheckpointSettings {
         &self.settings
     }
 
     /// The shadow repository's directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.store.dir()
     }
 
-    pub fn workspace(&self) -> &Path {
+    pub(crate) fn workspace(&self) -> &Path {
         self.store.workspace()
     }
 
     /// Whether the workspace has been snapshot before (a snapshot now is fast).
-    pub fn is_warm(&self) -> bool {
+    pub(crate) fn is_warm(&self) -> bool {
         self.store.is_warm()
     }
 
     /// Bytes the shadow repository uses on disk.
-    pub fn disk_use(&self) -> u64 {
+    pub(crate) fn disk_use(&self) -> u64 {
         self.store.disk_use()
     }
 
@@ -170,7 +166,7 @@ impl Checkpoints {
     ///
     /// # Errors
     /// [`CheckpointError`] when nothing could be recorded.
-    pub fn begin_turn(
+    pub(crate) fn begin_turn(
         &self,
         key: &TurnKey,
         request: &str,
@@ -187,7 +183,7 @@ impl Checkpoints {
     ///
     /// # Errors
     /// [`CheckpointError`] when nothing could be recorded.
-    pub fn end_turn(
+    pub(crate) fn end_turn(
         &self,
         key: &TurnKey,
         before: &str,
@@ -223,7 +219,7 @@ impl Checkpoints {
     }
 
     /// The notes of `skipped` not shown before in this process.
-    pub fn new_notes(&self, skipped: &[walk::Skipped]) -> Vec<String> {
+    pub(crate) fn new_notes(&self, skipped: &[walk::Skipped]) -> Vec<String> {
         let mut reported = match self.reported.lock() {
             Ok(reported) => reported,
             Err(poisoned) => poisoned.into_inner(),
@@ -236,7 +232,7 @@ impl Checkpoints {
     }
 
     /// Every turn of the workspace that changed files, oldest first.
-    pub fn turns(&self) -> Vec<TurnEntry> {
+    pub(crate) fn turns(&self) -> Vec<TurnEntry> {
         self.ledger.turns()
     }
 
@@ -245,7 +241,7 @@ impl Checkpoints {
     ///
     /// # Errors
     /// [`CheckpointError::NoTurns`] when there is none.
-    pub fn last_turn(&self, session: Option<&str>) -> Result<TurnEntry, CheckpointError> {
+    pub(crate) fn last_turn(&self, session: Option<&str>) -> Result<TurnEntry, CheckpointError> {
         self.turns()
             .into_iter()
             .rev()
@@ -259,7 +255,7 @@ impl Checkpoints {
     }
 
     /// Turns of `session` from `turn` on that are not undone, oldest first.
-    pub fn turns_from(&self, session: &str, turn: u64) -> Vec<TurnEntry> {
+    pub(crate) fn turns_from(&self, session: &str, turn: u64) -> Vec<TurnEntry> {
         self.turns()
             .into_iter()
             .filter(|t| !t.undone && t.key.session == session && t.key.turn >= turn)
@@ -271,7 +267,7 @@ impl Checkpoints {
     ///
     /// # Errors
     /// [`CheckpointError`] when the workspace cannot be recorded or a snapshot read.
-    pub fn plan(&self, turns: &[TurnEntry]) -> Result<Plan, CheckpointError> {
+    pub(crate) fn plan(&self, turns: &[TurnEntry]) -> Result<Plan, CheckpointError> {
         let lock = self.store.lock()?;
         let now = self.store.snapshot(&lock, &|| false)?;
         plan::plan(&self.store, turns, &now.commit)
@@ -283,7 +279,7 @@ impl Checkpoints {
     /// # Errors
     /// [`CheckpointError`] when the lock cannot be taken; failures of single files are in
     /// the [`Report`].
-    pub fn restore(
+    pub(crate) fn restore(
         &self,
         plan: &Plan,
         overwrite_conflicts: bool,
@@ -303,7 +299,7 @@ impl Checkpoints {
     }
 
     /// Applies retention and, when due, starts `git gc` in the background.
-    pub fn housekeeping(&self) {
+    pub(crate) fn housekeeping(&self) {
         let pruned = self.store.lock().and_then(|lock| {
             prune::prune(
                 &self.store,
@@ -325,7 +321,7 @@ impl Checkpoints {
 }
 
 /// Seconds since the Unix epoch.
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

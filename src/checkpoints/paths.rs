@@ -9,20 +9,20 @@ use serde::{Deserialize, Serialize};
 
 /// A path relative to the workspace root, as git stores it: bytes, `/`-separated.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RelPath(pub Vec<u8>);
+pub(crate) struct RelPath(pub Vec<u8>);
 
 impl RelPath {
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
 
     /// The path under `root`.
-    pub fn under(&self, root: &Path) -> PathBuf {
+    pub(crate) fn under(&self, root: &Path) -> PathBuf {
         root.join(OsStr::from_bytes(&self.0))
     }
 
     /// For the screen: lossy UTF-8, control characters escaped (`\n`, `\x1b`).
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         let text = String::from_utf8_lossy(&self.0);
         let mut out = String::with_capacity(text.len());
         for c in text.chars() {
@@ -37,13 +37,13 @@ impl RelPath {
     }
 
     /// The parent directory's path (`None` at the top).
-    pub fn parent(&self) -> Option<RelPath> {
+    pub(crate) fn parent(&self) -> Option<RelPath> {
         let at = self.0.iter().rposition(|&b| b == b'/')?;
         Some(RelPath(self.0[..at].to_vec()))
     }
 
     /// Number of `/`-separated components.
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         self.0.iter().filter(|&&b| b == b'/').count() + 1
     }
 }
@@ -78,7 +78,7 @@ impl<'de> Deserialize<'de> for RelPath {
 /// `<name>-<16 hex digits>`: the workspace directory's name (letters, digits, `-`, `_`,
 /// `.` kept, at most 40 characters) and an FNV-1a 64 hash of its canonical path, so two
 /// workspaces with the same name do not share a repository.
-pub fn workspace_id(workspace: &Path) -> String {
+pub(crate) fn workspace_id(workspace: &Path) -> String {
     let name: String = workspace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -97,7 +97,7 @@ pub fn workspace_id(workspace: &Path) -> String {
 }
 
 /// FNV-1a, 64 bits (a stable hash: the same input gives the same value in every version).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         hash ^= u64::from(b);

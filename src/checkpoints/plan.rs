@@ -20,7 +20,7 @@ const MAX_COUNTED_BYTES: usize = 1_000_000;
 
 /// What happens to one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Its content (or link target) goes back.
     Restore,
     /// A file the turns created: removed.
@@ -33,56 +33,56 @@ pub enum Action {
 
 /// A file or link, and its permission bits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct State {
-    pub entry: Entry,
-    pub perms: u32,
+pub(crate) struct State {
+    pub(crate) entry: Entry,
+    pub(crate) perms: u32,
 }
 
 /// One path to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub path: RelPath,
-    pub action: Action,
+pub(crate) struct Change {
+    pub(crate) path: RelPath,
+    pub(crate) action: Action,
     /// What is there now (`None`: nothing).
-    pub current: Option<State>,
+    pub(crate) current: Option<State>,
     /// What will be there (`None`: nothing).
-    pub target: Option<State>,
+    pub(crate) target: Option<State>,
     /// Lines added and removed going from now to the target, for text files.
-    pub lines: Option<(usize, usize)>,
+    pub(crate) lines: Option<(usize, usize)>,
 }
 
 /// A path left alone because a snapshot does not hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Uncaptured {
-    pub path: RelPath,
+pub(crate) struct Uncaptured {
+    pub(crate) path: RelPath,
     /// Why, e.g. ``big.bin` (2.1 GB) is over the 10 MB cap`.
-    pub note: String,
+    pub(crate) note: String,
 }
 
 /// A restore, before it happens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The turns undone, oldest first.
-    pub turns: Vec<TurnKey>,
+    pub(crate) turns: Vec<TurnKey>,
     /// The snapshot restored to (before the first of them).
-    pub target: String,
+    pub(crate) target: String,
     /// The workspace as it is now (kept, so the restore loses nothing).
-    pub safety: String,
-    pub changes: Vec<Change>,
+    pub(crate) safety: String,
+    pub(crate) changes: Vec<Change>,
     /// Changed by hand since the turn: restored only when the user confirms.
-    pub conflicts: Vec<Change>,
-    pub uncaptured: Vec<Uncaptured>,
+    pub(crate) conflicts: Vec<Change>,
+    pub(crate) uncaptured: Vec<Uncaptured>,
     /// A turn ended without its after-snapshot: changes made by hand during it cannot be
     /// told apart from the agent's.
-    pub unknown_after: bool,
+    pub(crate) unknown_after: bool,
     /// Directories the target holds (a directory emptied by the restore is removed unless
     /// it is one of these).
-    pub target_dirs: BTreeSet<RelPath>,
+    pub(crate) target_dirs: BTreeSet<RelPath>,
 }
 
 impl Plan {
     /// Nothing to restore and nothing to ask about.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty() && self.conflicts.is_empty()
     }
 }
@@ -110,7 +110,7 @@ impl Metas<'_> {
 ///
 /// # Errors
 /// [`CheckpointError`] when a snapshot cannot be read (pruned, or the repository damaged).
-pub fn plan(store: &Store, turns: &[TurnEntry], now: &str) -> Result<Plan, CheckpointError> {
+pub(crate) fn plan(store: &Store, turns: &[TurnEntry], now: &str) -> Result<Plan, CheckpointError> {
     let Some(first) = turns.first() else {
         return Err(CheckpointError::NothingToUndo);
     };
@@ -271,7 +271,7 @@ fn count_lines(store: &Store, changes: &mut [Change]) -> Result<(), CheckpointEr
 }
 
 /// Lines added and removed from `old` to `new`; `None` for binary or very large files.
-pub fn line_counts(old: &[u8], new: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn line_counts(old: &[u8], new: &[u8]) -> Option<(usize, usize)> {
     let text = |b: &[u8]| b.len() <= MAX_COUNTED_BYTES && !b.contains(&0);
     if !text(old) || !text(new) {
         return None;

@@ -16,9 +16,9 @@ const GC_EVERY: Duration = Duration::from_secs(3600);
 
 /// What pruning removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Pruned {
-    pub turns: usize,
-    pub refs: usize,
+pub(crate) struct Pruned {
+    pub(crate) turns: usize,
+    pub(crate) refs: usize,
 }
 
 /// Drops turns past the limits from the ledger and deletes the refs nothing needs.
@@ -26,7 +26,7 @@ pub struct Pruned {
 ///
 /// # Errors
 /// [`CheckpointError`] when the ledger cannot be rewritten or git fails.
-pub fn prune(
+pub(crate) fn prune(
     store: &Store,
     ledger: &Ledger,
     keep: usize,
@@ -94,7 +94,7 @@ pub fn prune(
 }
 
 /// Whether a gc is due: the repository has snapshots and none ran in the last hour.
-pub fn gc_due(store: &Store) -> bool {
+pub(crate) fn gc_due(store: &Store) -> bool {
     if !store.is_warm() {
         return false;
     }
@@ -111,7 +111,7 @@ pub fn gc_due(store: &Store) -> bool {
 ///
 /// # Errors
 /// [`CheckpointError`] when gc fails.
-pub fn gc(store: &Store) -> Result<(), CheckpointError> {
+pub(crate) fn gc(store: &Store) -> Result<(), CheckpointError> {
     let stamp = store.dir().join("gc-stamp");
     let _ = std::fs::write(&stamp, b"");
     store

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use super::ledger::TurnKey;
 use super::{Checkpoints, RelPath, Snapshot, rule};
-use crate::agent::events::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
+use crate::events::{AgentEvent, EventSink};
 use crate::permissions::Evaluation;
 use crate::tools::{Access, BeforeRun};
 
@@ -29,7 +29,7 @@ enum State {
 }
 
 /// The checkpoints of one turn.
-pub struct TurnRecorder {
+pub(crate) struct TurnRecorder {
     checkpoints: Arc<Checkpoints>,
     key: TurnKey,
     request: String,
@@ -39,14 +39,14 @@ pub struct TurnRecorder {
 
 /// What the turn changed, once it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finished {
-    pub before: String,
-    pub after: Snapshot,
-    pub files: Vec<RelPath>,
+pub(crate) struct Finished {
+    pub(crate) before: String,
+    pub(crate) after: Snapshot,
+    pub(crate) files: Vec<RelPath>,
 }
 
 impl TurnRecorder {
-    pub fn new(
+    pub(crate) fn new(
         checkpoints: Arc<Checkpoints>,
         key: TurnKey,
         request: &str,
@@ -109,7 +109,7 @@ impl TurnRecorder {
 
     /// After the turn: saves the workspace again and records what the turn changed. `None`
     /// when the turn changed nothing (or its first snapshot failed).
-    pub fn finish(&self) -> Option<Finished> {
+    pub(crate) fn finish(&self) -> Option<Finished> {
         let State::Saved(before) = self.state().clone() else {
             return None;
         };

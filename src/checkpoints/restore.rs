@@ -21,18 +21,18 @@ use super::shadow::Store;
 
 /// What a restore did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     /// Paths now as they were before the turns.
-    pub restored: Vec<RelPath>,
+    pub(crate) restored: Vec<RelPath>,
     /// Conflicts left as they are (not confirmed).
-    pub kept: Vec<RelPath>,
+    pub(crate) kept: Vec<RelPath>,
     /// Paths that could not be restored, with why; each is as it was before the restore.
-    pub failed: Vec<(RelPath, String)>,
+    pub(crate) failed: Vec<(RelPath, String)>,
 }
 
 /// Applies `plan` to the workspace of `store`; conflicts too when `overwrite_conflicts`.
 /// Call with the store's lock held.
-pub fn apply(store: &Store, plan: &Plan, overwrite_conflicts: bool) -> Report {
+pub(crate) fn apply(store: &Store, plan: &Plan, overwrite_conflicts: bool) -> Report {
     let mut report = Report::default();
     let mut chosen: Vec<&Change> = plan.changes.iter().collect();
     if overwrite_conflicts {

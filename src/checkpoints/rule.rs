@@ -20,7 +20,7 @@ use crate::tools::Access;
 const RUNS_PROJECT_CODE: &[&str] = &["pytest", "pytest *"];
 
 /// Whether a call with `access`, rated `evaluation`, may change the workspace.
-pub fn may_change(access: &Access, evaluation: Option<&Evaluation>) -> bool {
+pub(crate) fn may_change(access: &Access, evaluation: Option<&Evaluation>) -> bool {
     match access {
         Access::None | Access::Read(_) => false,
         Access::Write(_) | Access::Opaque(_) => true,

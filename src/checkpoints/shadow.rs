@@ -32,27 +32,22 @@ const MAX_ADD_CALLS: usize = 64;
 
 /// What a snapshot's commit message holds besides the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// Paths that were not captured, and why.
     #[serde(default)]
-    pub skipped: Vec<Skipped>,
+    pub(crate) skipped: Vec<Skipped>,
     /// Permission bits of files whose bits are not the default for their git mode.
     #[serde(default, with = "perm_list")]
-    pub perms: BTreeMap<RelPath, u32>,
+    pub(crate) perms: BTreeMap<RelPath, u32>,
 }
 
 impl Meta {
     /// The permission bits of a captured file with git mode `mode`.
-    pub fn perms_of(&self, path: &RelPath, mode: u32) -> u32 {
+    pub(crate) fn perms_of(&self, path: &RelPath, mode: u32) -> u32 {
         self.perms
             .get(path)
             .copied()
             .unwrap_or_else(|| walk::default_perms(mode == 0o100_755))
-    }
-
-    /// Whether `path` was left out of this snapshot.
-    pub fn skips(&self, path: &RelPath) -> bool {
-        self.skipped.iter().any(|s| &s.path == path)
     }
 
     /// What identifies the meta for "did anything change" (sizes of skipped files do not).
@@ -79,14 +74,14 @@ mod perm_list {
 
     use super::RelPath;
 
-    pub fn serialize<S: Serializer>(
+    pub(crate) fn serialize<S: Serializer>(
         map: &BTreeMap<RelPath, u32>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         map.iter().collect::<Vec<_>>().serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<BTreeMap<RelPath, u32>, D::Error> {
         Ok(Vec::<(RelPath, u32)>::deserialize(deserializer)?
@@ -99,35 +94,35 @@ mod perm_list {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     /// The commit in the shadow repository.
-    pub commit: String,
+    pub(crate) commit: String,
     /// Files and links captured.
     pub files: usize,
-    pub skipped: Vec<Skipped>,
+    pub(crate) skipped: Vec<Skipped>,
     /// This was the workspace's first snapshot (every file was hashed).
-    pub first: bool,
+    pub(crate) first: bool,
     /// A new commit was made (the workspace differed from the last snapshot).
     pub created: bool,
-    pub took: Duration,
+    pub(crate) took: Duration,
 }
 
 /// One entry of a snapshot's tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Git's mode: `0o100644`, `0o100755`, `0o120000` (link), `0o160000` (never made here).
-    pub mode: u32,
+    pub(crate) mode: u32,
     /// The blob's object id.
-    pub oid: String,
+    pub(crate) oid: String,
 }
 
 impl Entry {
-    pub fn is_link(&self) -> bool {
+    pub(crate) fn is_link(&self) -> bool {
         self.mode == 0o120_000
     }
 }
 
 /// The shadow repository of one workspace.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub(crate) struct Store {
     git: Git,
     dir: PathBuf,
     workspace: PathBuf,
@@ -135,12 +130,12 @@ pub struct Store {
 }
 
 /// Held while the store is in use; released when dropped.
-pub struct Lock(#[allow(dead_code)] File);
+pub(crate) struct Lock(#[allow(dead_code)] File);
 
 impl Store {
     /// The store for `workspace` in `dir`, using the `git` program at `git`. Nothing is
     /// created until the first snapshot.
-    pub fn new(git: PathBuf, dir: PathBuf, workspace: PathBuf, max_file_bytes: u64) -> Self {
+    pub(crate) fn new(git: PathBuf, dir: PathBuf, workspace: PathBuf, max_file_bytes: u64) -> Self {
         Self {
             git: Git::new(git, dir.join("git"), workspace.clone()),
             dir,
@@ -149,11 +144,11 @@ impl Store {
         }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
-    pub fn workspace(&self) -> &Path {
+    pub(crate) fn workspace(&self) -> &Path {
         &self.workspace
     }
 
@@ -162,7 +157,7 @@ impl Store {
     }
 
     /// Whether the workspace has had a snapshot (the shadow index exists).
-    pub fn is_warm(&self) -> bool {
+    pub(crate) fn is_warm(&self) -> bool {
         self.git.git_dir().join("index").exists()
     }
 
@@ -179,7 +174,7 @@ impl Store {
     ///
     /// # Errors
     /// [`CheckpointError::Io`] when the directory or lock file cannot be made.
-    pub fn lock(&self) -> Result<Lock, CheckpointError> {
+    pub(crate) fn lock(&self) -> Result<Lock, CheckpointError> {
         create_private_dir(&self.dir).map_err(self.io(&self.dir))?;
         let path = self.dir.join("lock");
         let file = OpenOptions::new()
@@ -221,7 +216,7 @@ impl Store {
     /// [`CheckpointError`] when the repository cannot be written (a full disk, a read-only
     /// directory) or git fails for the whole tree; nothing is recorded then. Files git
     /// refuses one by one are listed in [`Snapshot::skipped`] instead.
-    pub fn snapshot(
+    pub(crate) fn snapshot(
         &self,
         _lock: &Lock,
         stop: &(dyn Fn() -> bool + Sync),
@@ -398,7 +393,7 @@ impl Store {
     ///
     /// # Errors
     /// [`GitError`] when the commit cannot be read.
-    pub fn entries(&self, commit: &str) -> Result<BTreeMap<RelPath, Entry>, GitError> {
+    pub(crate) fn entries(&self, commit: &str) -> Result<BTreeMap<RelPath, Entry>, GitError> {
         let out = self
             .git
             .run(&["ls-tree", "-r", "-z", "--full-tree", commit], None)?;
@@ -432,7 +427,7 @@ impl Store {
     ///
     /// # Errors
     /// [`GitError`] when the commit cannot be read.
-    pub fn meta(&self, commit: &str) -> Result<Meta, GitError> {
+    pub(crate) fn meta(&self, commit: &str) -> Result<Meta, GitError> {
         let out = self.git.run(&["cat-file", "commit", commit], None)?;
         let text = String::from_utf8_lossy(&out);
         let body = text.split_once("\n\n").map_or("", |(_, body)| body);
@@ -445,7 +440,7 @@ impl Store {
     ///
     /// # Errors
     /// [`GitError`] when a commit cannot be read.
-    pub fn changed(&self, a: &str, b: &str) -> Result<BTreeSet<RelPath>, GitError> {
+    pub(crate) fn changed(&self, a: &str, b: &str) -> Result<BTreeSet<RelPath>, GitError> {
         if a == b {
             return Ok(BTreeSet::new());
         }
@@ -460,7 +455,7 @@ impl Store {
     ///
     /// # Errors
     /// [`GitError`] when git cannot read them (a missing object).
-    pub fn blobs(&self, oids: &[&str]) -> Result<HashMap<String, Vec<u8>>, GitError> {
+    pub(crate) fn blobs(&self, oids: &[&str]) -> Result<HashMap<String, Vec<u8>>, GitError> {
         let mut wanted: Vec<&str> = oids.to_vec();
         wanted.sort_unstable();
         wanted.dedup();
@@ -478,7 +473,7 @@ impl Store {
     }
 
     /// Bytes used by the store on disk.
-    pub fn disk_use(&self) -> u64 {
+    pub(crate) fn disk_use(&self) -> u64 {
         dir_size(&self.dir)
     }
 }

@@ -30,7 +30,7 @@ use super::paths::RelPath;
 /// Why a path was not captured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "why", rename_all = "snake_case")]
-pub enum SkipReason {
+pub(crate) enum SkipReason {
     /// Larger than `[checkpoints] max_file_bytes`.
     TooLarge { bytes: u64, cap: u64 },
     /// Could not be read (permissions, an unreadable directory, an I/O error).
@@ -41,15 +41,15 @@ pub enum SkipReason {
 
 /// A path the snapshot does not hold, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Skipped {
-    pub path: RelPath,
+pub(crate) struct Skipped {
+    pub(crate) path: RelPath,
     #[serde(flatten)]
-    pub reason: SkipReason,
+    pub(crate) reason: SkipReason,
 }
 
 impl Skipped {
     /// One line for the user: ``big.bin` (2.1 GB) is over the 10 MB cap``.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         let path = self.path.shown();
         match &self.reason {
             SkipReason::TooLarge { bytes, cap } => format!(
@@ -64,7 +64,7 @@ impl Skipped {
 }
 
 /// `2.1 GB`, `10 MB`, `512 B` (powers of 1000).
-pub fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -84,23 +84,30 @@ pub fn human_bytes(bytes: u64) -> String {
 pub struct Walk {
     /// Files and symbolic links to capture (readable or not: only files that are new or
     /// changed since the last snapshot need reading, see [`readable`]).
-    pub paths: Vec<RelPath>,
+    pub(crate) paths: Vec<RelPath>,
     /// Their stat data, in the same order.
-    pub stats: Vec<Stat>,
+    pub(crate) stats: Vec<Stat>,
     /// Permission bits of captured files whose bits are not the default for their git mode
     /// (0644, or 0755 for an executable): restored exactly.
-    pub perms: BTreeMap<RelPath, u32>,
-    pub skipped: Vec<Skipped>,
+    pub(crate) perms: BTreeMap<RelPath, u32>,
+    pub(crate) skipped: Vec<Skipped>,
 }
 
 /// The permission bits git's mode implies: 0755 when any execute bit is set (git looks at
 /// the owner's), else 0644.
-pub fn default_perms(executable: bool) -> u32 {
+pub(crate) fn default_perms(executable: bool) -> u32 {
     if executable { 0o755 } else { 0o644 }
 }
 
 /// Threads walking the tree at most (directories are read in parallel).
 const MAX_THREADS: usize = 4;
+
+impl Walk {
+    /// Files and links to capture.
+    pub fn files(&self) -> usize {
+        self.paths.len()
+    }
+}
 
 /// Walks `root`, capturing files up to `max_file_bytes` bytes; `None` when `stop` said so
 /// (it is asked every 256 entries). The result is sorted by path.
@@ -249,7 +256,7 @@ fn visit(root: &Path, entry: &ignore::DirEntry, max_file_bytes: u64, out: &mut W
 }
 
 /// Whether this process may read `path` (`access(2)`, so ACLs count).
-pub fn readable(path: &Path) -> bool {
+pub(crate) fn readable(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::BadValue;
 use super::ConfigError;
 
 /// Parses env-file text. `path` is only used in error messages.
@@ -17,7 +18,7 @@ use super::ConfigError;
 /// # Errors
 /// [`ConfigError::EnvFile`] naming the file and 1-based line for a line without `=`, an
 /// invalid key, or an unterminated quote.
-pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut values = BTreeMap::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.lines().enumerate() {
@@ -38,7 +39,7 @@ pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<String, String>, Config
         if !is_valid_key(key) {
             return Err(error(format!("invalid variable name `{key}`")));
         }
-        let value = parse_value(value.trim()).map_err(error)?;
+        let value = parse_value(value.trim()).map_err(|bad| error(bad.0))?;
         values.insert(key.to_string(), value);
     }
     Ok(values)
@@ -52,11 +53,11 @@ fn is_valid_key(key: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn parse_value(value: &str) -> Result<String, String> {
+fn parse_value(value: &str) -> Result<String, BadValue> {
     if let Some(rest) = value.strip_prefix('\'') {
         let end = rest
             .find('\'')
-            .ok_or_else(|| "unterminated single quote".to_string())?;
+            .ok_or_else(|| BadValue::from("unterminated single quote"))?;
         return Ok(rest[..end].to_string());
     }
     if let Some(rest) = value.strip_prefix('"') {
@@ -74,7 +75,7 @@ fn parse_value(value: &str) -> Result<String, String> {
                 other => out.push(other),
             }
         }
-        return Err("unterminated double quote".to_string());
+        return Err("unterminated double quote".into());
     }
     let unquoted = match value.find(" #") {
         Some(at) => &value[..at],

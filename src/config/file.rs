@@ -18,22 +18,22 @@ pub struct FileConfig {
     pub default_role: Option<String>,
     /// Workspaces whose project config may loosen rules (§2.2); honoured in the user file only.
     #[serde(default)]
-    pub trusted_workspaces: Vec<PathBuf>,
+    pub(crate) trusted_workspaces: Vec<PathBuf>,
     #[serde(default)]
     pub permissions: PermissionsSection,
     #[serde(default)]
-    pub sandbox: SandboxSection,
+    pub(crate) sandbox: SandboxSection,
     #[serde(default)]
-    pub context: ContextSection,
+    pub(crate) context: ContextSection,
     #[serde(default)]
-    pub provider: ProviderSection,
+    pub(crate) provider: ProviderSection,
     /// Prices per model name (§9.3).
     #[serde(default)]
-    pub pricing: BTreeMap<String, Price>,
+    pub(crate) pricing: BTreeMap<String, Price>,
     #[serde(default)]
-    pub budget: BudgetSection,
+    pub(crate) budget: BudgetSection,
     #[serde(default)]
-    pub model: ModelSection,
+    pub(crate) model: ModelSection,
     /// `[mcp_servers.NAME]`: MCP servers whose tools are offered (issue 17).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, super::mcp_servers::McpServerSpec>,
@@ -42,7 +42,7 @@ pub struct FileConfig {
     pub checkpoints: CheckpointsSection,
 }
 
-/// `[checkpoints]`; resolved by `crate::checkpoints::CheckpointSettings`.
+/// `[checkpoints]`; resolved by [`super::CheckpointSettings`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckpointsSection {
@@ -59,12 +59,12 @@ pub struct CheckpointsSection {
 /// `[model]`: how the loop treats the model (SPEC §3.5).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelSection {
+pub(crate) struct ModelSection {
     /// Help for weak models: `auto` (default), `on` or `off`.
-    pub coach: Option<String>,
+    pub(crate) coach: Option<String>,
     /// Identical tool calls with identical results in a row before the model is told
     /// (default 3; 0 turns the repeated-call guard off).
-    pub max_identical_calls: Option<u32>,
+    pub(crate) max_identical_calls: Option<u32>,
 }
 
 /// `[permissions]`.
@@ -86,14 +86,14 @@ pub struct RuleSpec {
     /// For `bash`, a glob over the normalized simple command (`*` any text); for file tools,
     /// a path glob (`**` allowed, `~/` expanded); for MCP tools, a glob over the call's
     /// arguments as compact JSON (`*` for every call).
-    pub pattern: String,
-    pub action: ActionSpec,
+    pub(crate) pattern: String,
+    pub(crate) action: ActionSpec,
 }
 
 /// `allow`, `ask` or `deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ActionSpec {
+pub(crate) enum ActionSpec {
     Allow,
     Ask,
     Deny,
@@ -102,84 +102,95 @@ pub enum ActionSpec {
 /// `[sandbox]` (§6).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxSection {
+pub(crate) struct SandboxSection {
     /// `workspace-write` (default), `read-only`, `off`, `required`.
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Allow TCP connect/bind from shell commands (default false).
-    pub network: Option<bool>,
+    pub(crate) network: Option<bool>,
     /// Extra directories shell commands may write.
     #[serde(default)]
-    pub writable_roots: Vec<PathBuf>,
+    pub(crate) writable_roots: Vec<PathBuf>,
+    /// Extra paths hidden from shell commands, besides the built-in secret locations
+    /// (`~/`, `$AGENT_HOME/`, absolute, or relative to the workspace).
+    #[serde(default)]
+    pub(crate) deny_read: Vec<String>,
+    /// Extra paths shell commands may read but not change, inside writable directories.
+    #[serde(default)]
+    pub(crate) read_only: Vec<PathBuf>,
+    /// Environment variables with secret-like names that commands still get (names or `*`
+    /// globs).
+    #[serde(default)]
+    pub(crate) env_keep: Vec<String>,
 }
 
 /// `[context]` (§7). In a project file these may only tighten the user's values
 /// (`crate::context::ContextSettings::for_config`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ContextSection {
+pub(crate) struct ContextSection {
     /// Context window in tokens (default: built-in table by model, else 128,000).
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// Cap on one tool result, in characters (default 30,000).
-    pub max_output_chars: Option<usize>,
+    pub(crate) max_output_chars: Option<usize>,
     /// Share of the window (0, 1] at which old tool results are pruned (default 0.5).
-    pub prune_at: Option<f64>,
+    pub(crate) prune_at: Option<f64>,
     /// Share of the window (0, 1] at which history is compacted (default 0.85).
-    pub compact_at: Option<f64>,
+    pub(crate) compact_at: Option<f64>,
     /// Number of most recent tool results never pruned (default 4).
-    pub keep_recent_tool_results: Option<usize>,
+    pub(crate) keep_recent_tool_results: Option<usize>,
 }
 
 /// `[provider]`: endpoint quirks as data (§11).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProviderSection {
+pub(crate) struct ProviderSection {
     /// Extra HTTP headers sent with every request.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// Seconds to establish a connection (default 10).
-    pub connect_timeout_secs: Option<u64>,
+    pub(crate) connect_timeout_secs: Option<u64>,
     /// Seconds without a byte from the server before the request fails (default 120).
-    pub idle_timeout_secs: Option<u64>,
+    pub(crate) idle_timeout_secs: Option<u64>,
     /// Attempts per request, including the first (default 5).
-    pub max_attempts: Option<u32>,
+    pub(crate) max_attempts: Option<u32>,
     /// Longest wait between attempts in seconds, also caps `Retry-After` (default 60).
-    pub max_retry_wait_secs: Option<u64>,
+    pub(crate) max_retry_wait_secs: Option<u64>,
     /// `auto` (default): read tool calls written as text by small models; `off`: never.
-    pub text_tool_calls: Option<String>,
+    pub(crate) text_tool_calls: Option<String>,
     /// Stream responses (default true).
-    pub stream: Option<bool>,
+    pub(crate) stream: Option<bool>,
     /// Where `reasoning_content` is sent back: `tool-calls` (default), `all`, `off`.
-    pub send_reasoning: Option<String>,
+    pub(crate) send_reasoning: Option<String>,
     /// Content of tool-only assistant messages: `auto` (default: null, `""` after a server
     /// rejects null), `null`, `empty`.
-    pub tool_call_content: Option<String>,
+    pub(crate) tool_call_content: Option<String>,
     /// Fields merged into every request body, e.g. OpenRouter's `usage = { include = true }`.
-    pub extra_body: Option<toml::Table>,
+    pub(crate) extra_body: Option<toml::Table>,
 }
 
 /// `[pricing."<model>"]`, USD per million tokens (§9.3).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Price {
-    pub input_per_mtok: f64,
-    pub output_per_mtok: f64,
-    pub cached_input_per_mtok: Option<f64>,
+pub(crate) struct Price {
+    pub(crate) input_per_mtok: f64,
+    pub(crate) output_per_mtok: f64,
+    pub(crate) cached_input_per_mtok: Option<f64>,
 }
 
 /// `[budget]` (§9.2); resolved by [`crate::governance::settings::BudgetSettings`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BudgetSection {
+pub(crate) struct BudgetSection {
     /// Share of a limit at which WARNING starts (default 0.8).
-    pub warn_at: Option<f64>,
+    pub(crate) warn_at: Option<f64>,
     /// Share of a limit at which EXHAUSTED starts (default 1.0).
-    pub exhaust_at: Option<f64>,
+    pub(crate) exhaust_at: Option<f64>,
     /// Replace the active role's limit of tool-output tokens (any role).
-    pub max_context_tokens: Option<u64>,
+    pub(crate) max_context_tokens: Option<u64>,
     /// Replace the active role's limit of `bash` calls (any role).
-    pub max_shell_invocations: Option<u64>,
+    pub(crate) max_shell_invocations: Option<u64>,
     /// Replace the active role's cost limit in USD (any role).
-    pub max_cost_usd: Option<f64>,
+    pub(crate) max_cost_usd: Option<f64>,
 }
 
 impl FileConfig {
@@ -261,11 +272,11 @@ impl FileConfig {
 }
 
 /// The `tool` values of `[[permissions.rules]]` (SPEC §5.1).
-pub const RULE_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "str_replace", "*"];
+pub(crate) const RULE_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "str_replace", "*"];
 
 /// How the `tool` of a rule for MCP tools starts: such rules name tools by glob
 /// (`mcp__github__*`) and their `pattern` matches the call's arguments (issue 17).
-pub const MCP_RULE_PREFIX: &str = "mcp__";
+pub(crate) const MCP_RULE_PREFIX: &str = "mcp__";
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::BadValue;
 use super::ConfigError;
 
 /// One `[mcp_servers.NAME]` table.
@@ -18,40 +19,40 @@ use super::ConfigError;
 #[serde(deny_unknown_fields)]
 pub struct McpServerSpec {
     /// stdio: the program to start (looked up in `PATH`).
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// stdio: its arguments.
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// stdio: variables set for it (on top of the few passed through, see `env_vars`).
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// stdio: names of further variables passed through from the agent's environment.
     #[serde(default)]
-    pub env_vars: Vec<String>,
+    pub(crate) env_vars: Vec<String>,
     /// stdio: its working directory (`~/` is home, relative is the workspace; default the
     /// workspace).
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// streamable HTTP: the endpoint, `http://` or `https://`.
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// streamable HTTP: the variable holding a bearer token for `Authorization`.
-    pub bearer_token_env_var: Option<String>,
+    pub(crate) bearer_token_env_var: Option<String>,
     /// streamable HTTP: headers sent with every request.
     #[serde(default)]
-    pub http_headers: BTreeMap<String, String>,
+    pub(crate) http_headers: BTreeMap<String, String>,
     /// streamable HTTP: headers whose values are read from these variables.
     #[serde(default)]
-    pub env_http_headers: BTreeMap<String, String>,
+    pub(crate) env_http_headers: BTreeMap<String, String>,
     /// `false` keeps the server configured but not started (default true).
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// Seconds to start and list tools before the server counts as failed (default 10).
-    pub startup_timeout_sec: Option<f64>,
+    pub(crate) startup_timeout_sec: Option<f64>,
     /// Seconds one tool call may take before it is cancelled (default 60).
-    pub tool_timeout_sec: Option<f64>,
+    pub(crate) tool_timeout_sec: Option<f64>,
     /// Only these tools (the server's own names) are offered; default all.
-    pub enabled_tools: Option<Vec<String>>,
+    pub(crate) enabled_tools: Option<Vec<String>>,
     /// These tools (the server's own names) are never offered.
     #[serde(default)]
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
 }
 
 /// Checks every table of `servers`: a usable name, one transport, keys that fit it, and
@@ -59,7 +60,10 @@ pub struct McpServerSpec {
 ///
 /// # Errors
 /// [`ConfigError::Toml`] naming the server, the key and `path`.
-pub fn check(servers: &BTreeMap<String, McpServerSpec>, path: &Path) -> Result<(), ConfigError> {
+pub(crate) fn check(
+    servers: &BTreeMap<String, McpServerSpec>,
+    path: &Path,
+) -> Result<(), ConfigError> {
     for (name, spec) in servers {
         check_one(name, spec).map_err(|message| ConfigError::Toml {
             path: path.to_path_buf(),
@@ -69,7 +73,7 @@ pub fn check(servers: &BTreeMap<String, McpServerSpec>, path: &Path) -> Result<(
     Ok(())
 }
 
-fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), String> {
+fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), BadValue> {
     if name.is_empty()
         || !name
             .bytes()
@@ -78,7 +82,8 @@ fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), String> {
         return Err(format!(
             "the server name `{name}` may only hold letters, digits, `_` and `-` (it becomes \
              part of tool names like `mcp__{name}__TOOL`)"
-        ));
+        )
+        .into());
     }
     let stdio_only = [
         ("args", !spec.args.is_empty()),
@@ -111,7 +116,7 @@ fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), String> {
                 return Err("`command` is empty; name the program to start".into());
             }
             if let Some((key, _)) = http_only.iter().find(|(_, set)| *set) {
-                return Err(format!("`{key}` applies to `url` servers, not `command`"));
+                return Err(format!("`{key}` applies to `url` servers, not `command`").into());
             }
         }
         (None, Some(url)) => {
@@ -119,10 +124,11 @@ fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), String> {
                 return Err(format!(
                     "url = `{url}` is not an http(s) URL; write it like \
                      `http://127.0.0.1:8000/mcp`"
-                ));
+                )
+                .into());
             }
             if let Some((key, _)) = stdio_only.iter().find(|(_, set)| *set) {
-                return Err(format!("`{key}` applies to `command` servers, not `url`"));
+                return Err(format!("`{key}` applies to `command` servers, not `url`").into());
             }
         }
     }
@@ -133,7 +139,8 @@ fn check_one(name: &str, spec: &McpServerSpec) -> Result<(), String> {
         if let Some(value) = value.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 86_400.0)) {
             return Err(format!(
                 "{key} = `{value}` is not a timeout; use seconds, more than 0 and at most 86400"
-            ));
+            )
+            .into());
         }
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! `agent trust` (SPEC §2.2): records the workspace in the user config's
+//! Trusting a workspace (SPEC §2.2, `agent trust`): records it in the user config's
 //! `trusted_workspaces`, after which the project config's `allow` rules apply.
 //!
 //! The user config is edited in place with `toml_edit`, so comments, order and formatting
@@ -8,41 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, ConfigError, Environment, FileConfig};
-use crate::cli::RunArgs;
-use crate::exit::Exit;
-
-/// Runs `agent trust` for the workspace of `args` (`-C DIR` or the current directory).
-pub fn run(args: &RunArgs) -> Exit {
-    let config = match Config::load(args, Environment::capture()) {
-        Ok(config) => config,
-        Err(error) => {
-            crate::errln!("agent: error: {error}");
-            return Exit::Usage;
-        }
-    };
-    let path = config.user_file();
-    match add_trusted(&path, &config.workspace) {
-        Ok(true) => crate::outln!("trusted {}", config.workspace.display()),
-        Ok(false) => crate::outln!("already trusted: {}", config.workspace.display()),
-        Err(error) => {
-            crate::errln!("agent: error: {error}");
-            return Exit::Usage;
-        }
-    }
-    let allows: Vec<String> = config
-        .project
-        .permissions
-        .rules
-        .iter()
-        .filter(|r| r.action == super::file::ActionSpec::Allow)
-        .map(|r| format!("{} `{}`", r.tool, r.pattern))
-        .collect();
-    if !allows.is_empty() {
-        crate::outln!("project allow rules now apply: {}", allows.join(", "));
-    }
-    Exit::Done
-}
+use super::{ConfigError, FileConfig};
 
 /// Adds `workspace` to `trusted_workspaces` in the config file at `path`; `false` when it
 /// was already there.
@@ -50,7 +16,7 @@ pub fn run(args: &RunArgs) -> Exit {
 /// # Errors
 /// [`ConfigError::Read`] when the file cannot be read or written, [`ConfigError::Toml`]
 /// when it does not parse or `trusted_workspaces` is not an array of strings.
-pub fn add_trusted(path: &Path, workspace: &Path) -> Result<bool, ConfigError> {
+pub(crate) fn add_trusted(path: &Path, workspace: &Path) -> Result<bool, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tokens::{estimate_messages, estimate_text, estimate_tools};
-use crate::agent::events::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{ChatRequest, Client, Message, ModelError, Role, StreamEvent, ToolSpec};
 
 /// The instruction that asks for the handoff note.
@@ -51,13 +51,13 @@ const TRANSCRIPT_RESULT_BYTES: usize = 1_500;
 /// `kept_from` on. Stored in the session file so resume rebuilds the same history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {
-    pub head: Vec<Message>,
-    pub kept_from: usize,
+    pub(crate) head: Vec<Message>,
+    pub(crate) kept_from: usize,
 }
 
 impl Compaction {
     /// Applies this compaction to `history`.
-    pub fn apply(&self, history: &mut Vec<Message>) {
+    pub(crate) fn apply(&self, history: &mut Vec<Message>) {
         let tail = history.split_off(self.kept_from.min(history.len()));
         history.clear();
         history.extend(self.head.iter().cloned());
@@ -67,7 +67,7 @@ impl Compaction {
 
 /// Why no summary was made.
 #[derive(Debug, thiserror::Error)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     /// The summary request itself was too long; the caller drops turns instead.
     #[error("the summary request was too long for the context window: {0}")]
     Overflow(String),
@@ -81,21 +81,24 @@ pub enum CompactError {
     Nothing,
 }
 
-/// What compaction needs to call the model.
-pub struct ModelAccess<'a> {
-    pub client: &'a Client,
-    pub system_prompt: &'a str,
+/// The narrow view of a turn the context manager gets (instead of the loop itself): the
+/// model to summarize with, the request frame (system prompt and tools) to estimate a
+/// request and to keep the summary request's prefix cacheable, where to report, and the
+/// cancel token.
+pub(crate) struct ModelAccess<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) system_prompt: &'a str,
     /// The session's tools, offered in the prefix form so the request prefix is unchanged.
-    pub tools: Vec<ToolSpec>,
-    pub sink: &'a Arc<dyn EventSink>,
-    pub cancel: &'a CancelToken,
+    pub(crate) tools: Vec<ToolSpec>,
+    pub(crate) sink: &'a Arc<dyn EventSink>,
+    pub(crate) cancel: &'a CancelToken,
 }
 
 /// The first index of the kept tail: the earliest user message (index ≥ 1, so whole turns
 /// are kept) whose suffix fits `budget` tokens; when none fits and `mid_turn`, the earliest
 /// assistant message that fits (the running turn's latest steps stay verbatim).
 /// `history.len()` (empty tail) when nothing fits.
-pub fn choose_tail(history: &[Message], budget: u64, mid_turn: bool) -> usize {
+pub(crate) fn choose_tail(history: &[Message], budget: u64, mid_turn: bool) -> usize {
     let mut suffix = vec![0u64; history.len() + 1];
     for i in (0..history.len()).rev() {
         suffix[i] = suffix[i + 1] + super::tokens::estimate_message(&history[i]);
@@ -108,7 +111,7 @@ pub fn choose_tail(history: &[Message], budget: u64, mid_turn: bool) -> usize {
 }
 
 /// The head for a summary: the note, plus the acknowledgement when `next_is_user`.
-pub fn head(summary: &str, next_is_user: bool) -> Vec<Message> {
+pub(crate) fn head(summary: &str, next_is_user: bool) -> Vec<Message> {
     let mut head = vec![Message::harness(format!(
         "{NOTE_HEADER}\n\n{}",
         summary.trim()
@@ -122,7 +125,7 @@ pub fn head(summary: &str, next_is_user: bool) -> Vec<Message> {
 /// A compaction that drops `history[..kept_from]` without a summary, saying so. `keep` is the
 /// index of the user's message of the running turn: when it is among the dropped messages it
 /// is kept verbatim, before the note, so the model (and a resumed session) still has it.
-pub fn dropped(
+pub(crate) fn dropped(
     history: &[Message],
     kept_from: usize,
     idle: bool,
@@ -151,7 +154,7 @@ pub fn dropped(
 ///
 /// # Errors
 /// [`CompactError`]: overflow, interruption, a failed or empty answer.
-pub async fn summarize(
+pub(crate) async fn summarize(
     access: &ModelAccess<'_>,
     older: &[Message],
     prefix_budget: u64,
@@ -256,7 +259,7 @@ async fn ask(
 
 /// `note` cut to at most `max_chars` bytes at a line end (a character boundary when there
 /// is no line end), with a line saying it was cut.
-pub fn cut_note(note: &str, max_chars: usize) -> String {
+pub(crate) fn cut_note(note: &str, max_chars: usize) -> String {
     if note.len() <= max_chars {
         return note.to_string();
     }
@@ -274,7 +277,7 @@ pub fn cut_note(note: &str, max_chars: usize) -> String {
 /// `messages` as plain text of at most about `budget_bytes`: the first user message is
 /// always kept (it usually states the goal), then as many of the latest messages as fit,
 /// with a line saying how many were left out between them.
-pub fn transcript(messages: &[Message], budget_bytes: usize) -> String {
+pub(crate) fn transcript(messages: &[Message], budget_bytes: usize) -> String {
     let blocks: Vec<String> = messages.iter().map(render).collect();
     let first_user = messages.iter().position(|m| m.role == Role::User);
     let mut used = first_user.map_or(0, |i| blocks[i].len());

@@ -11,34 +11,35 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Unusable;
 use super::skills::Skills;
 
 /// Total bytes of AGENTS.md content included (§8.1).
-pub const AGENTS_MD_CAP: usize = 32 * 1024;
+pub(crate) const AGENTS_MD_CAP: usize = 32 * 1024;
 /// The file name looked for.
-pub const FILE_NAME: &str = "AGENTS.md";
+pub(crate) const FILE_NAME: &str = "AGENTS.md";
 
 /// One included file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstructionFile {
-    pub path: PathBuf,
+pub(crate) struct InstructionFile {
+    pub(crate) path: PathBuf,
     /// The text included (possibly cut).
-    pub text: String,
+    pub(crate) text: String,
     /// Bytes left out by the cap.
-    pub cut_bytes: usize,
+    pub(crate) cut_bytes: usize,
 }
 
 /// The AGENTS.md files of a session, least specific first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Instructions {
-    pub files: Vec<InstructionFile>,
+pub(crate) struct Instructions {
+    pub(crate) files: Vec<InstructionFile>,
 }
 
 impl Instructions {
     /// Reads `$AGENT_HOME/AGENTS.md`, then `AGENTS.md` in each directory from `workspace`
     /// down to `cwd`, keeping at most `cap` bytes in total. Returns warnings for cut or
     /// unreadable files.
-    pub fn load(
+    pub(crate) fn load(
         agent_home: &Path,
         workspace: &Path,
         cwd: &Path,
@@ -54,8 +55,8 @@ impl Instructions {
             match read_text(&path, cap) {
                 Ok(Some((text, unread))) => found.push((path, text, unread)),
                 Ok(None) => {}
-                Err(message) => warnings.push(format!(
-                    "ignoring `{}`: {message}; AGENTS.md must be a readable text file",
+                Err(why) => warnings.push(format!(
+                    "ignoring `{}`: {why}; AGENTS.md must be a readable text file",
                     path.display()
                 )),
             }
@@ -84,12 +85,8 @@ impl Instructions {
         (Self { files }, warnings)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// The system-prompt section; empty when there are no files.
-    pub fn prompt_section(&self) -> String {
+    pub(crate) fn prompt_section(&self) -> String {
         if self.files.is_empty() {
             return String::new();
         }
@@ -120,23 +117,21 @@ impl Instructions {
 /// # Errors
 /// Why the file is not used: not a regular file (a directory, a FIFO that would block, a
 /// device), unreadable (a symlink loop, no permission), or binary.
-fn read_text(path: &Path, cap: usize) -> Result<Option<(String, usize)>, String> {
+fn read_text(path: &Path, cap: usize) -> Result<Option<(String, usize)>, Unusable> {
     use std::io::Read;
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
     if !meta.is_file() {
-        return Err("it is not a regular file".into());
+        return Err(Unusable::NotAFile);
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(cap as u64).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
+    std::fs::File::open(path).and_then(|file| file.take(cap as u64).read_to_end(&mut bytes))?;
     let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
     if crate::tools::textfile::looks_binary(sample) {
-        return Err("it is binary, not text".into());
+        return Err(Unusable::Binary);
     }
     let unread = usize::try_from(meta.len())
         .unwrap_or(usize::MAX)
@@ -174,7 +169,7 @@ fn floor_char_boundary(text: &str, max: usize) -> usize {
 }
 
 /// The sections appended to the base system prompt: AGENTS.md, then the skills listing.
-pub fn system_prompt_sections(instructions: &Instructions, skills: &Skills) -> String {
+pub(crate) fn system_prompt_sections(instructions: &Instructions, skills: &Skills) -> String {
     let mut out = String::new();
     for section in [instructions.prompt_section(), skills.prompt_section()] {
         if !section.is_empty() {

@@ -24,9 +24,8 @@ use super::compact::{self, CompactError, Compaction, ModelAccess};
 use super::overflow::{InstructionSize, Sizes};
 use super::prune::{self, Stub};
 use super::tokens::{estimate_messages, estimate_text, estimate_tools, limit_from_error};
-use crate::agent::events::AgentEvent;
-use crate::agent::turn::LoopContext;
-use crate::cancel::CancelToken;
+use crate::cancel::INTERRUPTED;
+use crate::events::{AgentEvent, EventSink};
 use crate::model::{Message, Role, Usage};
 
 /// Tokens assumed for the per-request reminder.
@@ -65,7 +64,8 @@ pub enum HistoryEdit {
 
 impl HistoryEdit {
     /// Replays this edit on `history`.
-    pub fn apply(&self, history: &mut Vec<Message>) {
+    #[cfg(test)]
+    pub(crate) fn apply(&self, history: &mut Vec<Message>) {
         match self {
             Self::Pruned { stubs } => {
                 prune::apply(history, stubs);
@@ -76,11 +76,11 @@ impl HistoryEdit {
 }
 
 /// Receives every history edit (the session log).
-pub type EditRecorder = Arc<dyn Fn(&HistoryEdit) + Send + Sync>;
+pub(crate) type EditRecorder = Arc<dyn Fn(&HistoryEdit) + Send + Sync>;
 
 /// Why compaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The prompt passed `compact_at`.
     Auto,
     /// `/compact`.
@@ -91,7 +91,7 @@ pub enum Trigger {
 
 /// What the loop does after a context-length error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recovery {
+pub(crate) enum Recovery {
     /// The history was made smaller; send the request again.
     Retry,
     /// End the turn with this message (the history is already small again).
@@ -100,15 +100,15 @@ pub enum Recovery {
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactReport {
+pub(crate) struct CompactReport {
     /// Messages replaced by the note.
-    pub replaced: usize,
+    pub(crate) replaced: usize,
     /// Messages kept verbatim.
-    pub kept: usize,
-    pub tokens_before: u64,
-    pub tokens_after: u64,
+    pub(crate) kept: usize,
+    pub(crate) tokens_before: u64,
+    pub(crate) tokens_after: u64,
     /// False when the oldest turns were dropped without a summary.
-    pub summarized: bool,
+    pub(crate) summarized: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -152,7 +152,7 @@ impl ContextManager {
     }
 
     /// The AGENTS.md files in the system prompt (shown path and bytes each).
-    pub fn set_instructions(&mut self, files: Vec<InstructionSize>) {
+    pub(crate) fn set_instructions(&mut self, files: Vec<InstructionSize>) {
         self.instructions = files;
     }
 
@@ -163,23 +163,23 @@ impl ContextManager {
 
     /// Every history edit is passed to `recorder`.
     #[must_use]
-    pub fn with_recorder(mut self, recorder: EditRecorder) -> Self {
+    pub(crate) fn with_recorder(mut self, recorder: EditRecorder) -> Self {
         self.recorder = Some(recorder);
         self
     }
 
-    pub fn settings(&self) -> &ContextSettings {
+    pub(crate) fn settings(&self) -> &ContextSettings {
         &self.settings
     }
 
     /// The window in use: the configured one, or a smaller one learned from an error.
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         let learned = self.state().learned_window;
         learned.map_or(self.settings.window, |w| w.min(self.settings.window))
     }
 
     /// Forgets the usage anchor (the history was replaced: `/clear`, resume).
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         let mut state = self.state();
         state.anchor = None;
         state.pending_estimate = None;
@@ -196,7 +196,7 @@ impl ContextManager {
     /// prompt, tools and reminder. A usage-anchored figure more than a factor of 2 away from
     /// the plain estimate is not trusted (some servers report placeholder usage); the plain
     /// estimate is used then.
-    pub fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
+    pub(crate) fn estimate(&self, history: &[Message], overhead: u64) -> u64 {
         let state = self.state();
         let ratio = state.ratio.unwrap_or(1.0);
         let scale = |tokens: u64| (tokens as f64 * ratio).ceil() as u64;
@@ -217,7 +217,7 @@ impl ContextManager {
     }
 
     /// Records the usage of the answer to the request sent with `history_len` messages.
-    pub fn after_response(&self, history_len: usize, usage: Option<&Usage>) {
+    pub(crate) fn after_response(&self, history_len: usize, usage: Option<&Usage>) {
         let mut state = self.state();
         let pending = state.pending_estimate.take();
         state.anchor = usage.filter(|u| u.prompt_tokens > 0).map(|u| Anchor {
@@ -233,27 +233,25 @@ impl ContextManager {
         }
     }
 
-    fn overhead(cx: &LoopContext<'_>) -> u64 {
-        estimate_text(cx.system_prompt)
-            + estimate_tools(&cx.dispatcher.registry.specs())
-            + REMINDER_TOKENS
+    fn overhead(access: &ModelAccess<'_>) -> u64 {
+        estimate_text(access.system_prompt) + estimate_tools(&access.tools) + REMINDER_TOKENS
     }
 
-    /// Prunes or compacts `history` when the next request would pass a threshold.
-    pub async fn before_request(
+    /// Prunes or compacts `history` when the next request (framed by `access`: system
+    /// prompt and tools) would pass a threshold.
+    pub(crate) async fn before_request(
         &self,
-        cx: &LoopContext<'_>,
+        access: &ModelAccess<'_>,
         history: &mut Vec<Message>,
-        cancel: &CancelToken,
     ) {
-        let overhead = Self::overhead(cx);
+        let overhead = Self::overhead(access);
         let window = self.window() as f64;
         let mut tokens = self.estimate(history, overhead);
         if tokens as f64 >= self.settings.prune_at * window {
             let plan = prune::plan(history, self.settings.keep_recent_tool_results);
             if plan.saved_tokens as f64 >= MIN_PRUNE_STEP * window {
                 prune::apply(history, &plan.stubs);
-                cx.sink.emit(AgentEvent::Notice {
+                access.sink.emit(AgentEvent::Notice {
                     message: format!(
                         "context: pruned {} old tool results (about {} tokens)",
                         plan.stubs.len(),
@@ -266,12 +264,11 @@ impl ContextManager {
             }
         }
         if tokens as f64 >= self.settings.compact_at * window {
-            let access = access(cx, cancel);
-            let result = self.compact(&access, history, Trigger::Auto, false).await;
+            let result = self.compact(access, history, Trigger::Auto, false).await;
             if let Err(error) = result
                 && !matches!(error, CompactError::Interrupted | CompactError::Nothing)
             {
-                cx.sink.emit(AgentEvent::Warning {
+                access.sink.emit(AgentEvent::Warning {
                     message: format!("context: could not compact the conversation: {error}"),
                 });
             }
@@ -281,15 +278,14 @@ impl ContextManager {
 
     /// Handles a context-length error for the request just sent with `history`: learns a
     /// smaller window, then compacts (first error) or drops the oldest turns (`retried`).
-    pub async fn recover(
+    pub(crate) async fn recover(
         &self,
-        cx: &LoopContext<'_>,
+        access: &ModelAccess<'_>,
         history: &mut Vec<Message>,
-        cancel: &CancelToken,
         message: &str,
         retried: bool,
     ) -> Recovery {
-        let rejected = self.estimate(history, Self::overhead(cx));
+        let rejected = self.estimate(history, Self::overhead(access));
         let learned = limit_from_error(message)
             .unwrap_or(((rejected as f64) * LEARN_SHARE) as u64)
             .max(1024);
@@ -298,7 +294,7 @@ impl ContextManager {
             let current = state.learned_window.unwrap_or(self.settings.window);
             state.learned_window = Some(learned.min(current));
         }
-        let sizes = self.measure(cx, history, limit_from_error(message).is_some());
+        let sizes = self.measure(access, history, limit_from_error(message).is_some());
         let too_long = format!(
             "the request is too long for the model's context window (the server said `{}`)",
             message.trim()
@@ -307,21 +303,17 @@ impl ContextManager {
             return Recovery::GiveUp(format!("{too_long}: {}", sizes.explain()));
         }
         if retried {
-            let dropped = self.drop_oldest(cx.sink, history, false);
+            let dropped = self.drop_oldest(access.sink, history, false);
             return Recovery::GiveUp(format!(
                 "{too_long} even after compaction: {}; {}",
                 sizes.explain(),
                 self.dropped_clause(&dropped)
             ));
         }
-        let access = access(cx, cancel);
-        match self
-            .compact(&access, history, Trigger::Recover, false)
-            .await
-        {
-            Err(CompactError::Interrupted) => Recovery::GiveUp("interrupted by user".into()),
+        match self.compact(access, history, Trigger::Recover, false).await {
+            Err(CompactError::Interrupted) => Recovery::GiveUp(INTERRUPTED.into()),
             Err(CompactError::Nothing) => {
-                let dropped = self.drop_oldest(cx.sink, history, false);
+                let dropped = self.drop_oldest(access.sink, history, false);
                 Recovery::GiveUp(format!(
                     "{too_long}: {}; nothing older could be summarized, {}",
                     sizes.explain(),
@@ -349,13 +341,13 @@ impl ContextManager {
     }
 
     /// The parts of the request about to be sent with `history`, against the window in use.
-    fn measure(&self, cx: &LoopContext<'_>, history: &[Message], from_server: bool) -> Sizes {
-        let tools = estimate_tools(&cx.dispatcher.registry.specs()) + REMINDER_TOKENS;
+    fn measure(&self, access: &ModelAccess<'_>, history: &[Message], from_server: bool) -> Sizes {
+        let tools = estimate_tools(&access.tools) + REMINDER_TOKENS;
         let task = self.state().task;
         let mut sizes = Sizes::measure(
             history,
             task,
-            estimate_text(cx.system_prompt),
+            estimate_text(access.system_prompt),
             tools,
             self.instructions.clone(),
         );
@@ -372,7 +364,7 @@ impl ContextManager {
     /// [`Trigger::Auto`] and [`Trigger::Manual`]) the model gave no summary. For
     /// [`Trigger::Recover`] and on overflow, the oldest turns are dropped instead and the
     /// call succeeds with `summarized: false`.
-    pub async fn compact(
+    pub(crate) async fn compact(
         &self,
         access: &ModelAccess<'_>,
         history: &mut Vec<Message>,
@@ -440,7 +432,7 @@ impl ContextManager {
     /// fifth of the window and the user's message of the running turn, and says so.
     fn drop_oldest(
         &self,
-        sink: &Arc<dyn crate::agent::EventSink>,
+        sink: &Arc<dyn EventSink>,
         history: &mut Vec<Message>,
         idle: bool,
     ) -> CompactReport {
@@ -514,17 +506,6 @@ impl ContextManager {
         if let Some(recorder) = &self.recorder {
             recorder(edit);
         }
-    }
-}
-
-/// What compaction needs, taken from the loop's context.
-fn access<'a>(cx: &'a LoopContext<'a>, cancel: &'a CancelToken) -> ModelAccess<'a> {
-    ModelAccess {
-        client: cx.client,
-        system_prompt: cx.system_prompt,
-        tools: cx.dispatcher.registry.specs(),
-        sink: cx.sink,
-        cancel,
     }
 }
 

@@ -4,33 +4,32 @@
 use std::sync::Arc;
 
 use super::instructions::{AGENTS_MD_CAP, Instructions, system_prompt_sections};
+use super::skill_tool::ReadSkillTool;
 use super::skills::Skills;
-use crate::agent::subagent::TaskTool;
-use crate::config::Config;
+use crate::config::Paths;
 use crate::tools::Registry;
-use crate::tools::skills::ReadSkillTool;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
 
 /// The session's instructions, skills and todo list.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
-    pub instructions: Instructions,
-    pub skills: Arc<Skills>,
-    pub todos: TodoStore,
+    pub(crate) instructions: Instructions,
+    pub(crate) skills: Arc<Skills>,
+    pub(crate) todos: TodoStore,
     /// Problems found while loading (cut or unreadable files), for the user.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Memory {
-    /// AGENTS.md files and skills for `config`'s home, workspace and directory.
-    pub fn load(config: &Config) -> Self {
+    /// AGENTS.md files and skills of `$AGENT_HOME`, the workspace and the working directory.
+    pub fn load(paths: &Paths) -> Self {
         let (instructions, mut warnings) = Instructions::load(
-            &config.agent_home,
-            &config.workspace,
-            &config.cwd,
+            &paths.agent_home,
+            &paths.workspace,
+            &paths.cwd,
             AGENTS_MD_CAP,
         );
-        let (skills, skill_warnings) = Skills::discover(&config.workspace, &config.agent_home);
+        let (skills, skill_warnings) = Skills::discover(&paths.workspace, &paths.agent_home);
         warnings.extend(skill_warnings);
         Self {
             instructions,
@@ -40,17 +39,16 @@ impl Memory {
         }
     }
 
-    /// Adds `read_skill` (when there are skills), `write_todos` and `task` to `registry`.
-    pub fn register_tools(&self, registry: &mut Registry) {
+    /// Adds `read_skill` (when there are skills) and `write_todos` to `registry`.
+    pub(crate) fn register_tools(&self, registry: &mut Registry) {
         if !self.skills.is_empty() {
             registry.register(Arc::new(ReadSkillTool::new(Arc::clone(&self.skills))));
         }
         registry.register(Arc::new(WriteTodosTool::new(self.todos.clone())));
-        registry.register(Arc::new(TaskTool::new()));
     }
 
     /// The text appended to the base system prompt (AGENTS.md, then the skills listing).
-    pub fn prompt_sections(&self) -> String {
+    pub(crate) fn prompt_sections(&self) -> String {
         system_prompt_sections(&self.instructions, &self.skills)
     }
 }

@@ -20,38 +20,38 @@ use crate::model::{Message, Role};
 
 /// An AGENTS.md file in the system prompt: how it is shown, and its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstructionSize {
+pub(crate) struct InstructionSize {
     /// The path as the user knows it (relative to the workspace when inside it).
-    pub shown: String,
-    pub bytes: usize,
+    pub(crate) shown: String,
+    pub(crate) bytes: usize,
 }
 
 /// The measured parts of a rejected request, in estimated tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sizes {
+pub(crate) struct Sizes {
     /// The context window in use (configured, or learned from the error).
-    pub window: u64,
+    pub(crate) window: u64,
     /// The server stated its limit in the error.
-    pub window_from_server: bool,
+    pub(crate) window_from_server: bool,
     /// The whole system prompt (instructions included).
-    pub system_prompt: u64,
+    pub(crate) system_prompt: u64,
     /// Tool definitions and the reminder.
-    pub tools: u64,
+    pub(crate) tools: u64,
     /// The AGENTS.md files in the system prompt.
-    pub instructions: Vec<InstructionSize>,
+    pub(crate) instructions: Vec<InstructionSize>,
     /// The user's message of this turn; 0 when not known.
-    pub task: u64,
+    pub(crate) task: u64,
     /// Every other message.
-    pub history: u64,
+    pub(crate) history: u64,
     /// Messages in `history`.
-    pub history_messages: usize,
+    pub(crate) history_messages: usize,
     /// The largest tool result in `history`: tool name and tokens.
-    pub largest_result: Option<(String, u64)>,
+    pub(crate) largest_result: Option<(String, u64)>,
 }
 
 /// The part of the request to blame.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Blame {
+pub(crate) enum Blame {
     /// The AGENTS.md instructions are most of a system prompt that alone does not fit.
     Instructions,
     /// The system prompt and tool definitions alone do not fit.
@@ -67,7 +67,7 @@ pub enum Blame {
 impl Sizes {
     /// Measures `history` (with `task` the index of the user's message of this turn) against
     /// `window`; `system_prompt` and `tools` are token estimates of the fixed part.
-    pub fn measure(
+    pub(crate) fn measure(
         history: &[Message],
         task: Option<usize>,
         system_prompt: u64,
@@ -106,13 +106,13 @@ impl Sizes {
     }
 
     /// System prompt, tools and reminder: sent with every request.
-    pub fn fixed(&self) -> u64 {
+    pub(crate) fn fixed(&self) -> u64 {
         self.system_prompt + self.tools
     }
 
     /// Whether shrinking the history can make the request fit: the fixed part and the task
     /// fit the window on their own, and there is history to shrink.
-    pub fn history_can_help(&self) -> bool {
+    pub(crate) fn history_can_help(&self) -> bool {
         self.fixed() + self.task < self.window && self.history > 0
     }
 
@@ -125,7 +125,7 @@ impl Sizes {
     }
 
     /// What to blame (see the module doc).
-    pub fn blame(&self) -> Blame {
+    pub(crate) fn blame(&self) -> Blame {
         if !self.history_can_help() {
             if self.task > self.fixed() {
                 return Blame::Task;
@@ -147,7 +147,7 @@ impl Sizes {
 
     /// What takes the room, with sizes, and the fix that helps (lowercase clauses joined
     /// with `; `, for the end-of-turn error).
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         let window = thousands(self.window);
         let fixed = thousands(self.fixed());
         let raise = if self.window_from_server {
@@ -236,7 +236,7 @@ fn tool_name(history: &[Message], result: &Message) -> String {
 }
 
 /// `7350` → `7,350`.
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

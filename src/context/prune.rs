@@ -16,7 +16,7 @@ use super::tokens::estimate_text;
 use crate::model::{Message, Role, types::parse_arguments};
 
 /// Results shorter than this (bytes) are left alone: a stub would save almost nothing.
-pub const MIN_PRUNE_BYTES: usize = 512;
+pub(crate) const MIN_PRUNE_BYTES: usize = 512;
 /// Every stub starts with this, which also marks a result as already pruned.
 pub const STUB_PREFIX: &str = "[pruned to save context: ";
 /// Tools whose results are never pruned.
@@ -28,23 +28,23 @@ const SUMMARY_CHARS: usize = 160;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stub {
     /// Index of the tool message in the history the plan was made for.
-    pub index: usize,
+    pub(crate) index: usize,
     /// Its `tool_call_id` (checked before replacing, so a stale plan changes nothing).
-    pub id: String,
+    pub(crate) id: String,
     /// The replacement text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// What a prune would do.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PrunePlan {
-    pub stubs: Vec<Stub>,
+pub(crate) struct PrunePlan {
+    pub(crate) stubs: Vec<Stub>,
     /// Estimated tokens saved.
-    pub saved_tokens: u64,
+    pub(crate) saved_tokens: u64,
 }
 
 /// Plans stubs for every eligible tool result except the last `keep_recent` results.
-pub fn plan(history: &[Message], keep_recent: usize) -> PrunePlan {
+pub(crate) fn plan(history: &[Message], keep_recent: usize) -> PrunePlan {
     let results: Vec<usize> = history
         .iter()
         .enumerate()
@@ -73,7 +73,7 @@ pub fn plan(history: &[Message], keep_recent: usize) -> PrunePlan {
 
 /// Replaces the planned results. A stub whose index no longer holds a tool message with
 /// that id is skipped. Returns how many were replaced.
-pub fn apply(history: &mut [Message], stubs: &[Stub]) -> usize {
+pub(crate) fn apply(history: &mut [Message], stubs: &[Stub]) -> usize {
     let mut replaced = 0;
     for stub in stubs {
         let Some(message) = history.get_mut(stub.index) else {
@@ -101,7 +101,7 @@ fn find_call(history: &[Message], index: usize, id: &str) -> (String, String) {
 }
 
 /// The stub for a result of `tool` called with `arguments`, `chars` characters long.
-pub fn stub_text(tool: &str, arguments: &str, chars: usize) -> String {
+pub(crate) fn stub_text(tool: &str, arguments: &str, chars: usize) -> String {
     let args = parse_arguments(arguments).unwrap_or_default();
     let field = |key: &str| {
         args.get(key)
@@ -148,7 +148,7 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// `20480` → `20,480`.
-pub fn group_digits(n: usize) -> String {
+pub(crate) fn group_digits(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Unusable;
+
 /// Longest description shown in the system prompt, in characters.
 const DESCRIPTION_CHARS: usize = 200;
 /// Most skills listed in the system prompt.
@@ -20,10 +22,10 @@ const MAX_SKILL_BYTES: u64 = 256 * 1024;
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
-    pub name: String,
+    pub(crate) name: String,
     pub description: String,
     /// The `SKILL.md` file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// The skills of a session, sorted by name.
@@ -61,12 +63,7 @@ impl Skills {
         (Self { list }, warnings)
     }
 
-    pub fn from_list(mut list: Vec<Skill>) -> Self {
-        list.sort_by(|a, b| a.name.cmp(&b.name));
-        Self { list }
-    }
-
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
@@ -75,7 +72,7 @@ impl Skills {
     }
 
     /// The names, comma-separated, or `none`.
-    pub fn names(&self) -> String {
+    pub(crate) fn names(&self) -> String {
         if self.list.is_empty() {
             return "none".to_string();
         }
@@ -96,15 +93,15 @@ impl Skills {
                 name: name.to_string(),
                 available: self.names(),
             })?;
-        let text = read_capped(&skill.path).map_err(|message| SkillError::Read {
+        let text = read_capped(&skill.path).map_err(|why| SkillError::Read {
             path: skill.path.clone(),
-            message,
+            message: why.to_string(),
         })?;
         Ok((split_frontmatter(&text).2.trim().to_string(), skill))
     }
 
     /// The system-prompt section listing the skills; empty when there are none.
-    pub fn prompt_section(&self) -> String {
+    pub(crate) fn prompt_section(&self) -> String {
         if self.list.is_empty() {
             return String::new();
         }
@@ -140,8 +137,8 @@ fn scan(root: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
         }
         let text = match read_capped(&path) {
             Ok(text) => text,
-            Err(message) => {
-                warnings.push(format!("skipping skill `{}`: {message}", path.display()));
+            Err(why) => {
+                warnings.push(format!("skipping skill `{}`: {why}", path.display()));
                 continue;
             }
         };
@@ -197,24 +194,25 @@ fn unique_names(mut skills: Vec<Skill>, warnings: &mut Vec<String>) -> Vec<Skill
     kept
 }
 
-fn read_capped(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+fn read_capped(path: &Path) -> Result<String, Unusable> {
+    let size = std::fs::metadata(path)?.len();
     if size > MAX_SKILL_BYTES {
-        return Err(format!(
-            "it is {size} bytes, over the {MAX_SKILL_BYTES}-byte limit"
-        ));
+        return Err(Unusable::TooLarge {
+            size,
+            limit: MAX_SKILL_BYTES,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(path)?;
     let sample = &bytes[..bytes.len().min(crate::tools::textfile::SAMPLE_BYTES)];
     if crate::tools::textfile::looks_binary(sample) {
-        return Err("it is binary, not text".into());
+        return Err(Unusable::Binary);
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// `(name, description, body)` of a SKILL.md text. Without frontmatter the whole text is
 /// the body.
-pub fn split_frontmatter(text: &str) -> (Option<String>, Option<String>, &str) {
+pub(crate) fn split_frontmatter(text: &str) -> (Option<String>, Option<String>, &str) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---")

@@ -8,18 +8,18 @@
 use crate::model::{Message, ToolSpec};
 
 /// Bytes per token in the estimate (DEPENDENCIES.md: "bytes/4 estimate corrected by usage").
-pub const BYTES_PER_TOKEN: u64 = 4;
+pub(crate) const BYTES_PER_TOKEN: u64 = 4;
 /// Tokens a chat template adds around each message (role markers), estimated.
-pub const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
+pub(crate) const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
 
 /// Estimated tokens of `text` (≈ 4 bytes a token, rounded up).
-pub fn estimate_text(text: &str) -> u64 {
+pub(crate) fn estimate_text(text: &str) -> u64 {
     (text.len() as u64).div_ceil(BYTES_PER_TOKEN)
 }
 
 /// Estimated tokens of one message: its text, reasoning, tool-call names and arguments,
 /// plus the template overhead.
-pub fn estimate_message(message: &Message) -> u64 {
+pub(crate) fn estimate_message(message: &Message) -> u64 {
     let mut bytes = message.content.as_deref().map_or(0, str::len)
         + message.reasoning_content.as_deref().map_or(0, str::len);
     for call in &message.tool_calls {
@@ -29,12 +29,12 @@ pub fn estimate_message(message: &Message) -> u64 {
 }
 
 /// Estimated tokens of a list of messages.
-pub fn estimate_messages(messages: &[Message]) -> u64 {
+pub(crate) fn estimate_messages(messages: &[Message]) -> u64 {
     messages.iter().map(estimate_message).sum()
 }
 
 /// Estimated tokens of the tool schemas as sent (their JSON text).
-pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
+pub(crate) fn estimate_tools(tools: &[ToolSpec]) -> u64 {
     let bytes: usize = tools
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len() + 40)
@@ -42,47 +42,10 @@ pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
     (bytes as u64).div_ceil(BYTES_PER_TOKEN)
 }
 
-/// Context windows (tokens) of well-known models, matched by substring of the lowercased
-/// model name (a provider prefix like `openai/` does not matter); the first match wins, so
-/// more specific names come first. Figures are the vendors' published input limits as known
-/// in 2026; `[context] context_window` in config.toml overrides them. Local servers run with
-/// whatever `-c`/`num_ctx` they were given: set `context_window` for those.
-const WINDOWS: &[(&str, u64)] = &[
-    ("gpt-4.1", 1_047_576),
-    ("gpt-5", 272_000),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("o4-mini", 200_000),
-    ("o3", 200_000),
-    ("o1", 200_000),
-    ("claude", 200_000),
-    ("gemini", 1_048_576),
-    ("deepseek", 128_000),
-    ("qwen3-coder", 262_144),
-    ("qwen2.5-coder", 32_768),
-    ("qwen", 32_768),
-    ("llama-3", 128_000),
-    ("llama3", 128_000),
-    ("mistral-large", 128_000),
-    ("codestral", 256_000),
-    ("devstral", 128_000),
-    ("kimi-k2", 131_072),
-    ("glm-4", 128_000),
-];
-
-/// The built-in context window for `model`, if the table knows it.
-pub fn model_window(model: &str) -> Option<u64> {
-    let lower = model.to_lowercase();
-    WINDOWS
-        .iter()
-        .find(|(key, _)| lower.contains(key))
-        .map(|(_, window)| *window)
-}
-
 /// The limit a context-length error states, when it states one: OpenAI/vLLM "maximum
 /// context length is 8192 tokens", llama.cpp `"n_ctx":4096`, Ollama/others "context size
 /// (4096)" / "context window of 4096".
-pub fn limit_from_error(message: &str) -> Option<u64> {
+pub(crate) fn limit_from_error(message: &str) -> Option<u64> {
     let lower = message.to_lowercase();
     for marker in [
         "maximum context length is",
@@ -122,15 +85,6 @@ mod tests {
             estimate_message(&Message::user("abcd")),
             1 + MESSAGE_OVERHEAD_TOKENS
         );
-    }
-
-    #[test]
-    fn table_matches_substrings_in_order() {
-        assert_eq!(model_window("openai/gpt-4.1-mini"), Some(1_047_576));
-        assert_eq!(model_window("GPT-4o-2024-08-06"), Some(128_000));
-        assert_eq!(model_window("anthropic/claude-sonnet-4"), Some(200_000));
-        assert_eq!(model_window("Qwen2.5-Coder-1.5B-Instruct"), Some(32_768));
-        assert_eq!(model_window("mock-model"), None);
     }
 
     #[test]

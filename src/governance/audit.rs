@@ -3,27 +3,28 @@
 
 use super::budget::{Dimension, Signal, Status};
 use super::events::PolicyEvent;
-use crate::agent::turn::{INTERRUPTED, summarize};
+use crate::cancel::INTERRUPTED;
 use crate::model::ToolCall;
+use crate::model::types::key_argument;
 use crate::permissions::Decision;
 use crate::tools::DispatchOutcome;
 
 /// Longest `command` kept in an event, in characters.
-pub const MAX_LOGGED_COMMAND: usize = 2000;
+pub(crate) const MAX_LOGGED_COMMAND: usize = 2000;
 
 /// Marks a result the sandbox refused (the sandbox's own result note, §6).
-pub const SANDBOX_MARK: &str = "blocked by sandbox";
+pub(crate) const SANDBOX_MARK: &str = "blocked by sandbox";
 
 /// Why the call policy blocked the call in flight.
-pub struct Block {
-    pub tool: String,
+pub(crate) struct Block {
+    pub(crate) tool: String,
     /// By the role's tool policy; otherwise by the budget.
-    pub by_role: bool,
-    pub reason: String,
+    pub(crate) by_role: bool,
+    pub(crate) reason: String,
 }
 
 /// Budget events for dimensions whose signal rose since last time; records the new levels.
-pub fn crossings(levels: &mut [Signal; 3], status: &Status) -> Vec<PolicyEvent> {
+pub(crate) fn crossings(levels: &mut [Signal; 3], status: &Status) -> Vec<PolicyEvent> {
     let mut events = Vec::new();
     for d in Dimension::ALL {
         let now = status.dimension(d);
@@ -52,7 +53,7 @@ pub fn crossings(levels: &mut [Signal; 3], status: &Status) -> Vec<PolicyEvent> 
 
 /// The verdict recorded for a call: `allow`, `approved`, `denied`, `declined`, `budget`,
 /// `interrupted` or `error`.
-pub fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: bool) -> &'static str {
+pub(crate) fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: bool) -> &'static str {
     if let Some(block) = block {
         return if block.by_role { "denied" } else { "budget" };
     }
@@ -73,7 +74,7 @@ pub fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: bool) -> &
 }
 
 /// `PolicyViolation` for a call refused by the role, a permission rule or the sandbox.
-pub fn violation(
+pub(crate) fn violation(
     call: &ToolCall,
     outcome: &DispatchOutcome,
     block: Option<&Block>,
@@ -98,8 +99,8 @@ pub fn violation(
     })
 }
 
-pub fn logged_command(call: &ToolCall) -> String {
-    summarize(&call.arguments)
+pub(crate) fn logged_command(call: &ToolCall) -> String {
+    key_argument(&call.arguments)
         .chars()
         .take(MAX_LOGGED_COMMAND)
         .collect()

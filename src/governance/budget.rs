@@ -17,19 +17,16 @@ use serde::{Deserialize, Serialize};
 
 use super::roles::Limits;
 
-/// Default share of a limit at which `WARNING` starts.
-pub const DEFAULT_WARN_AT: f64 = 0.8;
-/// Default share of a limit at which `EXHAUSTED` starts.
-pub const DEFAULT_EXHAUST_AT: f64 = 1.0;
+pub(crate) use crate::config::governance::Thresholds;
 
 /// Characters per token for the estimate (§7.2).
-pub const CHARS_PER_TOKEN: u64 = 4;
+pub(crate) const CHARS_PER_TOKEN: u64 = 4;
 
 /// Slack for float comparisons of ratios (0.1 + 0.2 must reach 0.3).
 const EPSILON: f64 = 1e-9;
 
 /// Estimated tokens of `text`: characters / 4, rounded up.
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(CHARS_PER_TOKEN)
 }
 
@@ -44,30 +41,14 @@ pub struct Spending {
     /// `bash` calls that ran.
     pub shell_calls: u64,
     /// USD of the model calls that could be priced.
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// Set when a model call could not be priced: the model's name. The cost dimension is
     /// then shown as unknown and not enforced.
-    pub unpriced_model: Option<String>,
+    pub(crate) unpriced_model: Option<String>,
     /// Model calls made.
-    pub model_calls: u64,
+    pub(crate) model_calls: u64,
     /// Characters removed by the `compress` shell policy.
     pub compressed_chars_saved: u64,
-}
-
-/// The thresholds of §9.2, as shares of a limit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub warn_at: f64,
-    pub exhaust_at: f64,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            warn_at: DEFAULT_WARN_AT,
-            exhaust_at: DEFAULT_EXHAUST_AT,
-        }
-    }
 }
 
 /// A budget signal, ordered so the worst is the `max`.
@@ -99,10 +80,10 @@ pub enum Dimension {
 }
 
 impl Dimension {
-    pub const ALL: [Dimension; 3] = [Dimension::Tokens, Dimension::Shell, Dimension::Cost];
+    pub(crate) const ALL: [Dimension; 3] = [Dimension::Tokens, Dimension::Shell, Dimension::Cost];
 
     /// The `[budget]` / `[limits]` key that sets its limit.
-    pub fn config_key(self) -> &'static str {
+    pub(crate) fn config_key(self) -> &'static str {
         match self {
             Dimension::Tokens => "max_context_tokens",
             Dimension::Shell => "max_shell_invocations",
@@ -110,7 +91,7 @@ impl Dimension {
         }
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Dimension::Tokens => 0,
             Dimension::Shell => 1,
@@ -121,28 +102,33 @@ impl Dimension {
 
 /// One dimension measured against its limit.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DimensionStatus {
-    pub dimension: Dimension,
-    pub used: f64,
-    pub limit: f64,
+pub(crate) struct DimensionStatus {
+    pub(crate) dimension: Dimension,
+    pub(crate) used: f64,
+    pub(crate) limit: f64,
     /// `used / limit` in whole percent, rounded down (0 for an unused zero limit).
-    pub percent: u64,
-    pub signal: Signal,
+    pub(crate) percent: u64,
+    pub(crate) signal: Signal,
     /// As shown in the §9.2 line: `tokens 50000/200000 (25%)`, `cost $0.50/$5.00 (10%)`,
     /// or `cost: unknown price for <model>`.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// All dimensions of a session under one role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
-    pub role: String,
-    pub dimensions: Vec<DimensionStatus>,
-    pub signal: Signal,
+    pub(crate) role: String,
+    pub(crate) dimensions: Vec<DimensionStatus>,
+    pub(crate) signal: Signal,
 }
 
 /// Measures `spending` against `limits`.
-pub fn status(role: &str, limits: &Limits, spending: &Spending, thresholds: Thresholds) -> Status {
+pub(crate) fn status(
+    role: &str,
+    limits: &Limits,
+    spending: &Spending,
+    thresholds: Thresholds,
+) -> Status {
     let tokens = measure(
         Dimension::Tokens,
         spending.tokens as f64,
@@ -232,13 +218,13 @@ fn measure(dimension: Dimension, used: f64, limit: f64, thresholds: Thresholds) 
 }
 
 impl Status {
-    pub fn dimension(&self, dimension: Dimension) -> &DimensionStatus {
+    pub(crate) fn dimension(&self, dimension: Dimension) -> &DimensionStatus {
         &self.dimensions[dimension.index()]
     }
 
     /// The `/budget` line, exactly as §9.2 gives it:
     /// `Budget[coder]: tokens 50000/200000 (25%) | shell 5/100 (5%) | cost $0.50/$5.00 (10%) → OK`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let parts: Vec<&str> = self.dimensions.iter().map(|d| d.text.as_str()).collect();
         format!(
             "Budget[{}]: {} → {}",
@@ -258,7 +244,7 @@ impl Status {
 
     /// The line appended to tool results while the session is at `WARNING`:
     /// `Budget warning: tokens 160000/200000 (80%) for role coder; tool calls stop at 100%.`
-    pub fn warning_line(&self, thresholds: Thresholds) -> String {
+    pub(crate) fn warning_line(&self, thresholds: Thresholds) -> String {
         format!(
             "Budget warning: {} for role {}; tool calls stop at {}%.",
             self.texts_at(Signal::Warning).join(", "),
@@ -268,7 +254,7 @@ impl Status {
     }
 
     /// Why tool calls are blocked and how to continue (§9.2), for the model and the user.
-    pub fn exhausted_message(&self) -> String {
+    pub(crate) fn exhausted_message(&self) -> String {
         let keys: Vec<&str> = self
             .dimensions
             .iter()

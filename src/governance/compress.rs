@@ -21,7 +21,7 @@ const MIN_REPEAT_RUN: usize = 3;
 
 /// The compressed text and the number of characters saved (0 when nothing changed; the text
 /// is then returned as given).
-pub fn compress(text: &str) -> (String, u64) {
+pub(crate) fn compress(text: &str) -> (String, u64) {
     let before = text.chars().count();
     let stripped = anstream::adapter::strip_str(text).to_string();
     let ends_with_newline = stripped.ends_with('\n');

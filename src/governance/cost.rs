@@ -64,17 +64,17 @@ const BUILTIN: &[(&str, f64, f64, f64)] = &[
 
 /// Prices by model name: config entries first, then the built-in table.
 #[derive(Debug, Clone, Default)]
-pub struct PriceBook {
+pub(crate) struct PriceBook {
     configured: BTreeMap<String, Price>,
 }
 
 impl PriceBook {
-    pub fn new(configured: BTreeMap<String, Price>) -> Self {
+    pub(crate) fn new(configured: BTreeMap<String, Price>) -> Self {
         Self { configured }
     }
 
     /// The price of `model`, if known.
-    pub fn lookup(&self, model: &str) -> Option<Price> {
+    pub(crate) fn lookup(&self, model: &str) -> Option<Price> {
         if let Some(price) = self.configured.get(model) {
             return Some(*price);
         }
@@ -83,7 +83,7 @@ impl PriceBook {
 
     /// The cost of one call of `model`: `usage.cost` when sent, else tokens × price.
     /// `None` with [`CostSource::Unknown`] when neither is available.
-    pub fn cost(&self, model: &str, usage: &Usage) -> (Option<f64>, CostSource) {
+    pub(crate) fn cost(&self, model: &str, usage: &Usage) -> (Option<f64>, CostSource) {
         if let Some(cost) = usage.cost.filter(|c| c.is_finite() && *c >= 0.0) {
             return (Some(cost), CostSource::Usage);
         }
@@ -95,7 +95,7 @@ impl PriceBook {
 }
 
 /// Tokens × price, in USD.
-pub fn priced(price: &Price, usage: &Usage) -> f64 {
+pub(crate) fn priced(price: &Price, usage: &Usage) -> f64 {
     let cached = usage.cached_tokens.unwrap_or(0).min(usage.prompt_tokens);
     let fresh = usage.prompt_tokens - cached;
     let cached_price = price.cached_input_per_mtok.unwrap_or(price.input_per_mtok);
@@ -106,7 +106,7 @@ pub fn priced(price: &Price, usage: &Usage) -> f64 {
 }
 
 /// The built-in price of `model` (see the module doc for how names match).
-pub fn builtin_price(model: &str) -> Option<Price> {
+pub(crate) fn builtin_price(model: &str) -> Option<Price> {
     let name = model.rsplit('/').next().unwrap_or(model);
     BUILTIN
         .iter()

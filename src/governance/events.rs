@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::budget::{Dimension, Signal};
 use super::cost::CostSource;
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 
 /// One governance event. Serialized with its variant name as `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,22 +118,22 @@ pub struct EventRecord {
 }
 
 /// Something that receives every event.
-pub trait Subscriber: Send + Sync {
+pub(crate) trait Subscriber: Send + Sync {
     fn notify(&self, record: &EventRecord);
 }
 
 /// Delivers records to subscribers in the order they subscribed.
 #[derive(Default)]
-pub struct EventBus {
+pub(crate) struct EventBus {
     subscribers: Mutex<Vec<Arc<dyn Subscriber>>>,
 }
 
 impl EventBus {
-    pub fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
+    pub(crate) fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
         lock(&self.subscribers).push(subscriber);
     }
 
-    pub fn publish(&self, record: &EventRecord) {
+    pub(crate) fn publish(&self, record: &EventRecord) {
         let subscribers = lock(&self.subscribers).clone();
         for subscriber in subscribers {
             subscriber.notify(record);
@@ -150,12 +150,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Shows budget signals and unknown prices to the user as warnings; the other events are
 /// already visible through the tool lines.
-pub struct UiBridge {
+pub(crate) struct UiBridge {
     sink: Arc<dyn EventSink>,
 }
 
 impl UiBridge {
-    pub fn new(sink: Arc<dyn EventSink>) -> Self {
+    pub(crate) fn new(sink: Arc<dyn EventSink>) -> Self {
         Self { sink }
     }
 }
@@ -204,12 +204,12 @@ pub fn timestamp() -> String {
 }
 
 /// Milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn format_timestamp(millis: u64) -> String {
+pub(crate) fn format_timestamp(millis: u64) -> String {
     let secs = millis / 1000;
     let day = secs % 86_400;
     format!(
         "{}T{:02}:{:02}:{:02}.{:03}Z",
-        crate::agent::prompt::civil_date(secs / 86_400),
+        crate::clock::civil_date(secs / 86_400),
         day / 3600,
         day % 3600 / 60,
         day % 60,
@@ -219,7 +219,7 @@ pub fn format_timestamp(millis: u64) -> String {
 
 /// A new session id: `YYYYMMDD-HHMMSS-<6 hex>` (UTC time, then bits of the clock and the
 /// process id so two agents started in the same second differ).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

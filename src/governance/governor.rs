@@ -1,7 +1,7 @@
 //! [`Governor`]: the active role, the session's spending and the event bus, plugged into the
-//! dispatcher as its [`CallPolicy`] and into the inner loop as its [`LoopHooks`].
+//! dispatcher and the inner loop as their one [`Policy`].
 //!
-//! Per tool call: `before_tool` logs `ToolCall`; the dispatcher asks `before` (role tool
+//! Per tool call: `before_tool` logs `ToolCall`; the dispatcher asks `check` (role tool
 //! policy, then budget) and blocks with `Blocked by policy: <reason>`; `after_tool`
 //! compresses `bash` output under the `compress` policy, counts the output tokens and shell
 //! calls of tools that ran (our own refusals and argument errors are not tool output), logs `PolicyViolation` / `ToolResult`, emits budget crossings, and appends the
@@ -26,10 +26,8 @@ use super::events::{self, EventBus, EventRecord, PolicyEvent, Subscriber};
 use super::role_files::RoleSet;
 use super::roles::{self, Limits, Role, ShellPolicy};
 use super::settings::BudgetSettings;
-use crate::agent::turn::LoopHooks;
 use crate::model::{ToolCall, Usage};
-use crate::tools::dispatch::CallPolicy;
-use crate::tools::{Args, DispatchOutcome, Registry};
+use crate::tools::{Args, DispatchOutcome, Policy, PolicyBlock, Registry};
 
 /// Roles, budgets and the policy event bus of one session (shared with subagents).
 pub struct Governor {
@@ -56,7 +54,7 @@ impl Governor {
     ///
     /// # Errors
     /// [`GovernanceError::UnknownRole`] listing the available roles.
-    pub fn new(
+    pub(crate) fn new(
         roles: RoleSet,
         active: &str,
         settings: BudgetSettings,
@@ -81,7 +79,7 @@ impl Governor {
     }
 
     /// The built-in roles with `coder` active, default budgets and prices, no subscribers.
-    pub fn builtin(model: &str) -> Self {
+    pub(crate) fn builtin(model: &str) -> Self {
         let state = State {
             role: roles::coder(),
             model: model.to_string(),
@@ -106,7 +104,7 @@ impl Governor {
         }
     }
 
-    pub fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
+    pub(crate) fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
         self.bus.subscribe(subscriber);
     }
 
@@ -115,42 +113,29 @@ impl Governor {
     }
 
     /// Uses the session store's id in event records (sessions, `--resume`).
-    pub fn set_session_id(&self, id: &str) {
+    pub(crate) fn set_session_id(&self, id: &str) {
         self.lock().session = id.to_string();
     }
 
-    /// The model whose prices apply to later calls (`/model`).
-    pub fn set_model(&self, model: &str) {
-        self.lock().model = model.to_string();
-    }
-
-    pub fn roles(&self) -> &RoleSet {
-        &self.roles
-    }
-
-    pub fn role(&self) -> Role {
+    pub(crate) fn role(&self) -> Role {
         self.lock().role.clone()
     }
 
-    /// The limits in force: the active role's, with `[budget]` overrides.
-    pub fn limits(&self) -> Limits {
-        self.settings.apply(self.lock().role.limits)
-    }
-
     /// Whether the active role, under the limits in force, allows `tool`.
-    pub fn offers(&self, tool: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn offers(&self, tool: &str) -> bool {
         self.permits(&self.lock().role, tool)
     }
 
     fn permits(&self, role: &Role, tool: &str) -> bool {
-        role.allows_tool_under(tool, &self.settings.apply(role.limits))
+        role.allows_tool_under(tool, &role.limits.under(&self.settings))
     }
 
     /// Hides from `registry` the tools the active role does not allow (they stay callable,
     /// so a call to one gets the policy's answer).
     pub fn hide_denied(&self, registry: &mut Registry) {
         let role = self.role();
-        let limits = self.settings.apply(role.limits);
+        let limits = role.limits.under(&self.settings);
         registry.set_hidden(move |name| !role.allows_tool_under(name, &limits));
     }
 
@@ -159,7 +144,7 @@ impl Governor {
     ///
     /// # Errors
     /// [`GovernanceError::UnknownRole`] listing the available roles.
-    pub fn switch_role(&self, name: &str) -> Result<(), GovernanceError> {
+    pub(crate) fn switch_role(&self, name: &str) -> Result<(), GovernanceError> {
         let role = find(&self.roles, name)?;
         let records = {
             let mut state = self.lock();
@@ -175,14 +160,14 @@ impl Governor {
     }
 
     /// The session's budget against the active role's limits.
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         self.status_of(&self.lock())
     }
 
     fn status_of(&self, state: &State) -> Status {
         budget::status(
             &state.role.name,
-            &self.settings.apply(state.role.limits),
+            &state.role.limits.under(&self.settings),
             &state.spending,
             self.settings.thresholds,
         )
@@ -194,7 +179,7 @@ impl Governor {
     }
 
     /// Lines for the per-request reminder (§7.2): the role and the budget line.
-    pub fn reminder_lines(&self) -> Vec<String> {
+    pub(crate) fn reminder_lines(&self) -> Vec<String> {
         let state = self.lock();
         vec![
             format!("role: {} ({})", state.role.name, state.role.description),
@@ -203,7 +188,7 @@ impl Governor {
     }
 
     /// `Some(why and how to continue)` when the session's budget is exhausted.
-    pub fn exhausted_message(&self) -> Option<String> {
+    pub(crate) fn exhausted_message(&self) -> Option<String> {
         let status = self.status();
         (status.signal == Signal::Exhausted).then(|| status.exhausted_message())
     }
@@ -215,7 +200,7 @@ impl Governor {
 
     /// Restores spending saved with a session (`--resume`). Thresholds already crossed are
     /// not announced again.
-    pub fn restore(&self, spending: Spending) {
+    pub(crate) fn restore(&self, spending: Spending) {
         let mut state = self.lock();
         state.spending = spending;
         let status = self.status_of(&state);
@@ -225,7 +210,7 @@ impl Governor {
     }
 
     /// Every role, the active one marked with `*`, with its policy and limits (`/role`).
-    pub fn roles_listing(&self) -> String {
+    pub(crate) fn roles_listing(&self) -> String {
         let active = self.lock().role.name.clone();
         let mut text = String::from("roles (* = active):\n");
         for role in self.roles.iter() {
@@ -235,7 +220,7 @@ impl Governor {
                 role.name,
                 role.source.as_str(),
                 role.description,
-                role.summary(&self.settings.apply(role.limits))
+                role.summary(&role.limits.under(&self.settings))
             ));
         }
         text.push_str("switch with /role NAME; spending is kept\n");
@@ -243,7 +228,7 @@ impl Governor {
     }
 
     /// Adds the cost of one model call (§9.3) and logs it.
-    pub fn record_usage(&self, usage: &Usage) {
+    pub(crate) fn record_usage(&self, usage: &Usage) {
         let records = {
             let mut state = self.lock();
             let model = state.model.clone();
@@ -383,37 +368,7 @@ fn refusal(role: &Role, tool: &str) -> String {
     }
 }
 
-impl CallPolicy for Governor {
-    /// Role tool policy, then budget (§4.2 step 4).
-    fn before(&self, tool: &str, _: &Args) -> Result<(), String> {
-        let mut state = self.lock();
-        let block = if !self.permits(&state.role, tool) {
-            Some((true, refusal(&state.role, tool)))
-        } else {
-            let status = self.status_of(&state);
-            (status.signal == Signal::Exhausted).then(|| (false, status.exhausted_message()))
-        };
-        match block {
-            None => Ok(()),
-            Some((by_role, reason)) => {
-                state.pending = Some(Block {
-                    tool: tool.to_string(),
-                    by_role,
-                    reason: reason.clone(),
-                });
-                Err(reason)
-            }
-        }
-    }
-
-    /// Nothing: results are settled in [`LoopHooks::after_tool`], which also sees calls that
-    /// never reached the tool.
-    fn after(&self, _: &str, _: &DispatchOutcome) -> Option<String> {
-        None
-    }
-}
-
-impl LoopHooks for Governor {
+impl Policy for Governor {
     fn on_usage(&self, usage: &Usage) {
         self.record_usage(usage);
     }
@@ -432,8 +387,38 @@ impl LoopHooks for Governor {
         self.publish(records);
     }
 
+    /// Role tool policy, then budget (§4.2 step 4).
+    fn check(&self, tool: &str, _: &Args) -> Result<(), PolicyBlock> {
+        let mut state = self.lock();
+        let block = if !self.permits(&state.role, tool) {
+            Some((true, refusal(&state.role, tool)))
+        } else {
+            let status = self.status_of(&state);
+            (status.signal == Signal::Exhausted).then(|| (false, status.exhausted_message()))
+        };
+        match block {
+            None => Ok(()),
+            Some((by_role, reason)) => {
+                state.pending = Some(Block {
+                    tool: tool.to_string(),
+                    by_role,
+                    reason: reason.clone(),
+                });
+                Err(PolicyBlock { reason })
+            }
+        }
+    }
+
     fn after_tool(&self, call: &ToolCall, outcome: &mut DispatchOutcome, took: Duration) {
         self.settle(call, outcome, took);
+    }
+
+    fn exhausted(&self) -> Option<String> {
+        self.exhausted_message()
+    }
+
+    fn reminder_lines(&self) -> Vec<String> {
+        Governor::reminder_lines(self)
     }
 }
 

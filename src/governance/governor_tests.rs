@@ -6,7 +6,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::agent::turn::INTERRUPTED;
+use crate::cancel::INTERRUPTED;
 use crate::governance::events::{EventRecord, PolicyEvent, Subscriber};
 use crate::permissions::Decision;
 
@@ -32,7 +32,7 @@ impl Collect {
 
 fn governor(role: &str) -> (Governor, Arc<Collect>) {
     let settings = BudgetSettings {
-        set: crate::governance::settings::PartialLimits {
+        set: crate::config::governance::PartialLimits {
             max_shell_invocations: Some(4),
             ..Default::default()
         },
@@ -74,7 +74,7 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
 /// Runs one call through the hooks the way the loop and dispatcher do.
 fn settle(g: &Governor, call: &ToolCall, mut result: DispatchOutcome) -> DispatchOutcome {
     g.before_tool(call);
-    if let Err(reason) = g.before(&call.name, &Args::new()) {
+    if let Err(reason) = g.check(&call.name, &Args::new()) {
         result = outcome(&format!("Blocked by policy: {reason}"), None, true);
     }
     g.after_tool(call, &mut result, Duration::from_millis(3));
@@ -264,8 +264,10 @@ fn a_role_that_allows_no_shell_calls_hides_and_blocks_bash() {
         "still callable, to be refused"
     );
     assert_eq!(
-        g.before("bash", &Args::new()),
-        Err("role reviewer does not allow bash".to_string())
+        g.check("bash", &Args::new()),
+        Err(PolicyBlock {
+            reason: "role reviewer does not allow bash".to_string()
+        })
     );
     g.switch_role("coder").unwrap_or_else(|e| panic!("{e}"));
     g.hide_denied(&mut registry);
@@ -275,7 +277,7 @@ fn a_role_that_allows_no_shell_calls_hides_and_blocks_bash() {
 #[test]
 fn a_budget_override_of_zero_shell_calls_hides_bash_for_every_role() {
     let settings = BudgetSettings {
-        set: crate::governance::settings::PartialLimits {
+        set: crate::config::governance::PartialLimits {
             max_shell_invocations: Some(0),
             ..Default::default()
         },
@@ -292,11 +294,11 @@ fn a_budget_override_of_zero_shell_calls_hides_bash_for_every_role() {
     assert!(!g.offers("bash"));
     assert!(g.offers("write_file"));
     assert_eq!(
-        g.before("bash", &Args::new()),
-        Err(
-            "role admin allows no shell calls (max_shell_invocations = 0); raise the limit or \
-             switch role"
+        g.check("bash", &Args::new()),
+        Err(PolicyBlock {
+            reason: "role admin allows no shell calls (max_shell_invocations = 0); raise the \
+                     limit or switch role"
                 .to_string()
-        )
+        })
     );
 }

@@ -23,10 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::events::{EventRecord, Subscriber};
-use crate::agent::{AgentEvent, EventSink};
-
-/// File name of the log under `$AGENT_HOME`.
-pub const FILE_NAME: &str = "events.jsonl";
+use crate::events::{AgentEvent, EventSink};
 
 /// An append-only JSONL event log.
 pub struct EventLog {
@@ -53,10 +50,6 @@ impl EventLog {
             sink,
             failed: AtomicBool::new(false),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends `record` as one line (see the module doc for why lines never interleave).

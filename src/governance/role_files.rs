@@ -35,49 +35,49 @@ use super::roles::{self, DEFAULT_ROLE, Limits, PRIVILEGED, Role, RoleSource, She
 /// One role file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RoleFile {
+pub(crate) struct RoleFile {
     #[serde(default)]
-    pub role: RoleSection,
+    pub(crate) role: RoleSection,
     #[serde(default)]
-    pub tools: ToolsSection,
+    pub(crate) tools: ToolsSection,
     #[serde(default)]
-    pub limits: LimitsSection,
+    pub(crate) limits: LimitsSection,
 }
 
 /// `[role]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RoleSection {
-    pub name: Option<String>,
-    pub inherits: Option<String>,
-    pub description: Option<String>,
-    pub shell_policy: Option<ShellPolicy>,
+pub(crate) struct RoleSection {
+    pub(crate) name: Option<String>,
+    pub(crate) inherits: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) shell_policy: Option<ShellPolicy>,
 }
 
 /// `[tools]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolsSection {
-    pub allowed: Option<Vec<String>>,
-    pub denied: Option<Vec<String>>,
+pub(crate) struct ToolsSection {
+    pub(crate) allowed: Option<Vec<String>>,
+    pub(crate) denied: Option<Vec<String>>,
 }
 
 /// `[limits]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsSection {
-    pub max_context_tokens: Option<u64>,
-    pub max_shell_invocations: Option<u64>,
-    pub max_cost_usd: Option<f64>,
+pub(crate) struct LimitsSection {
+    pub(crate) max_context_tokens: Option<u64>,
+    pub(crate) max_shell_invocations: Option<u64>,
+    pub(crate) max_cost_usd: Option<f64>,
 }
 
 /// A parsed, validated role file.
 #[derive(Debug, Clone)]
-pub struct Definition {
-    pub name: String,
-    pub file: RoleFile,
-    pub source: RoleSource,
-    pub path: PathBuf,
+pub(crate) struct Definition {
+    pub(crate) name: String,
+    pub(crate) file: RoleFile,
+    pub(crate) source: RoleSource,
+    pub(crate) path: PathBuf,
 }
 
 /// Every role available in a session, by name.
@@ -108,7 +108,7 @@ impl RoleSet {
         self.roles.keys().cloned().collect()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Role> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Role> {
         self.roles.values()
     }
 
@@ -133,7 +133,7 @@ impl RoleSet {
     ///
     /// # Errors
     /// As for [`RoleSet::load`].
-    pub fn resolve(
+    pub(crate) fn resolve(
         user: Vec<Definition>,
         project: Vec<Definition>,
         trusted: bool,
@@ -331,7 +331,7 @@ fn builtin_resolved(name: &str) -> Resolved {
 /// # Errors
 /// [`GovernanceError::Read`], [`GovernanceError::Toml`], or a validation error of
 /// [`parse_definition`].
-pub fn load_dir(dir: &Path, source: RoleSource) -> Result<Vec<Definition>, GovernanceError> {
+pub(crate) fn load_dir(dir: &Path, source: RoleSource) -> Result<Vec<Definition>, GovernanceError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -368,7 +368,7 @@ pub fn load_dir(dir: &Path, source: RoleSource) -> Result<Vec<Definition>, Gover
 /// [`GovernanceError::Toml`] (bad TOML, unknown key, unknown shell policy),
 /// [`GovernanceError::BadName`] (the role's or its parent's name), [`GovernanceError::BadGlob`],
 /// [`GovernanceError::BadLimit`] (a negative or non-finite cost).
-pub fn parse_definition(
+pub(crate) fn parse_definition(
     text: &str,
     path: &Path,
     source: RoleSource,

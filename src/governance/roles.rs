@@ -12,14 +12,14 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// The built-in role used when nothing selects another (§9.1).
-pub const DEFAULT_ROLE: &str = "coder";
+pub(crate) const DEFAULT_ROLE: &str = "coder";
 
 /// Built-in roles a project role may only inherit from in a trusted workspace (§9.1: "nor
 /// inherit a more privileged one without trust").
-pub const PRIVILEGED: &[&str] = &["admin", "ops"];
+pub(crate) const PRIVILEGED: &[&str] = &["admin", "ops"];
 
 /// The longest role name, in characters.
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// What happens to `bash` calls (§9.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub enum ShellPolicy {
 }
 
 impl ShellPolicy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ShellPolicy::Track => "track",
             ShellPolicy::Compress => "compress",
@@ -56,7 +56,7 @@ pub struct Limits {
 
 impl Limits {
     /// Each limit of `self`, lowered to `cap`'s where that is smaller.
-    pub fn min(self, cap: Limits) -> Limits {
+    pub(crate) fn min(self, cap: Limits) -> Limits {
         Limits {
             max_context_tokens: self.max_context_tokens.min(cap.max_context_tokens),
             max_shell_invocations: self.max_shell_invocations.min(cap.max_shell_invocations),
@@ -76,7 +76,7 @@ pub enum RoleSource {
 }
 
 impl RoleSource {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RoleSource::BuiltIn => "built-in",
             RoleSource::User => "user",
@@ -88,7 +88,7 @@ impl RoleSource {
 /// A resolved role: inheritance already merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Role {
-    pub name: String,
+    pub(crate) name: String,
     pub description: String,
     /// Globs over tool names.
     pub allowed: Vec<String>,
@@ -98,7 +98,7 @@ pub struct Role {
     pub limits: Limits,
     pub source: RoleSource,
     /// The file that defined it (none for built-ins).
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
 }
 
 impl Role {
@@ -110,7 +110,7 @@ impl Role {
 
     /// As [`Role::allows_tool`], with `limits` in force instead of the role's own (`[budget]`
     /// overrides): `bash` is refused when they allow no shell calls.
-    pub fn allows_tool_under(&self, tool: &str, limits: &Limits) -> bool {
+    pub(crate) fn allows_tool_under(&self, tool: &str, limits: &Limits) -> bool {
         if tool == "bash"
             && (self.shell_policy == ShellPolicy::Deny || limits.max_shell_invocations == 0)
         {
@@ -120,7 +120,7 @@ impl Role {
     }
 
     /// One line: tools, shell policy and limits, for `/role`.
-    pub fn summary(&self, limits: &Limits) -> String {
+    pub(crate) fn summary(&self, limits: &Limits) -> String {
         let mut text = format!("tools {}", list_or_dash(&self.allowed));
         if !self.denied.is_empty() {
             text.push_str(&format!("; denied {}", self.denied.join(", ")));
@@ -145,14 +145,14 @@ fn list_or_dash(globs: &[String]) -> String {
 
 /// Whether `tool` matches one of `globs`. Globs were validated when loaded; an invalid one
 /// matches nothing.
-pub fn matches_any(globs: &[String], tool: &str) -> bool {
+pub(crate) fn matches_any(globs: &[String], tool: &str) -> bool {
     globs
         .iter()
         .any(|g| glob::Pattern::new(g).is_ok_and(|p| p.matches(tool)))
 }
 
 /// `[A-Za-z0-9_-]{1,64}` (§9.1, issue 5).
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME_LEN
         && name
@@ -161,12 +161,12 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// Whether `name` is one of the five built-in roles.
-pub fn is_builtin(name: &str) -> bool {
+pub(crate) fn is_builtin(name: &str) -> bool {
     builtin(name).is_some()
 }
 
 /// The built-in role `name`, exactly as the §9.1 table gives it.
-pub fn builtin(name: &str) -> Option<Role> {
+pub(crate) fn builtin(name: &str) -> Option<Role> {
     use ShellPolicy::{Compress, Deny, Track};
     Some(match name {
         "coder" => coder(),
@@ -207,7 +207,7 @@ pub fn builtin(name: &str) -> Option<Role> {
 }
 
 /// The default built-in role, `coder` (§9.1).
-pub fn coder() -> Role {
+pub(crate) fn coder() -> Role {
     make(
         DEFAULT_ROLE,
         "writes and changes code (default)",
@@ -244,7 +244,7 @@ fn make(
 }
 
 /// The built-in role names in table order.
-pub const BUILTIN_NAMES: &[&str] = &["coder", "reviewer", "debugger", "ops", "admin"];
+pub(crate) const BUILTIN_NAMES: &[&str] = &["coder", "reviewer", "debugger", "ops", "admin"];
 
 #[cfg(test)]
 mod tests {

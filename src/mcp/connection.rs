@@ -6,6 +6,7 @@
 //! [`super::content`]. A [`Caller`] makes calls; one abandoned before its answer (Ctrl-C,
 //! timeout) is cancelled on the server with `notifications/cancelled`.
 
+use super::McpError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,18 +29,18 @@ use crate::tools::Args;
 
 /// A tool as the server lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RemoteTool {
+pub(crate) struct RemoteTool {
     /// The server's own name for it.
-    pub name: String,
-    pub description: Option<String>,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
     /// The JSON Schema of its arguments (an object schema).
-    pub input_schema: Value,
+    pub(crate) input_schema: Value,
 }
 
 /// Why a call was abandoned before its answer; the server is told
 /// (`notifications/cancelled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The user pressed Ctrl-C.
     Interrupted,
     /// `tool_timeout_sec` passed.
@@ -48,7 +49,7 @@ pub enum Stop {
 
 /// How a call ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Called {
+pub(crate) enum Called {
     /// The server answered (the JSON of MCP's `CallToolResult`) or the request failed.
     Answer(Result<Value, RequestError>),
     /// Abandoned, and the cancellation was sent.
@@ -57,7 +58,7 @@ pub enum Called {
 
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RequestError {
+pub(crate) enum RequestError {
     /// The server answered with an error (unknown tool, invalid arguments, its own failure);
     /// the connection is fine.
     Server(String),
@@ -66,13 +67,13 @@ pub enum RequestError {
 }
 
 /// An open connection to one server.
-pub struct Connection {
+pub(crate) struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
 }
 
 /// Makes calls on a connection; cheap to clone, usable while the connection lives.
 #[derive(Clone)]
-pub struct Caller {
+pub(crate) struct Caller {
     peer: Peer<RoleClient>,
 }
 
@@ -89,7 +90,10 @@ impl Connection {
     ///
     /// # Errors
     /// What went wrong, in a few words (the server closed the pipe, answered nonsense).
-    pub async fn over_pipes(stdout: ChildStdout, stdin: ChildStdin) -> Result<Self, String> {
+    pub(crate) async fn over_pipes(
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+    ) -> Result<Self, McpError> {
         let service = client_config()
             .serve((stdout, stdin))
             .await
@@ -101,11 +105,11 @@ impl Connection {
     ///
     /// # Errors
     /// What went wrong: a header that is not valid, the endpoint unreachable or refusing.
-    pub async fn over_http(
+    pub(crate) async fn over_http(
         url: &str,
         headers: &[(String, String)],
         bearer_token: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, McpError> {
         let mut custom = HashMap::new();
         for (name, value) in headers {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -128,7 +132,7 @@ impl Connection {
     ///
     /// # Errors
     /// A [`RequestError`].
-    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, RequestError> {
+    pub(crate) async fn list_tools(&self) -> Result<Vec<RemoteTool>, RequestError> {
         let tools = self.service.list_all_tools().await.map_err(request_error)?;
         Ok(tools
             .iter()
@@ -147,20 +151,20 @@ impl Connection {
             .collect())
     }
 
-    pub fn caller(&self) -> Caller {
+    pub(crate) fn caller(&self) -> Caller {
         Caller {
             peer: self.service.peer().clone(),
         }
     }
 
     /// Whether the connection has ended (the server went away).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.service.is_closed() || self.service.peer().is_transport_closed()
     }
 
     /// Ends the session: for stdio the server's stdin is closed; for HTTP the session is
     /// deleted. Waits at most `wait`.
-    pub async fn close(mut self, wait: Duration) {
+    pub(crate) async fn close(mut self, wait: Duration) {
         let _ = self.service.close_with_timeout(wait).await;
     }
 }
@@ -169,7 +173,7 @@ impl Caller {
     /// Calls `tool` (the server's own name) with `args` until the server answers or `stop`
     /// resolves; then `notifications/cancelled` is sent, and awaited, before this returns (so
     /// it reaches the server even when the agent exits right after).
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &str,
         args: Args,

@@ -17,14 +17,14 @@ use serde_json::Value;
 
 /// What the model gets from one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
-    pub text: String,
+pub(crate) struct Rendered {
+    pub(crate) text: String,
     /// The server set `isError`: the text describes a failure.
-    pub is_error: bool,
+    pub(crate) is_error: bool,
 }
 
 /// Renders a `CallToolResult` JSON object.
-pub fn render(result: &Value) -> Rendered {
+pub(crate) fn render(result: &Value) -> Rendered {
     let is_error = result
         .get("isError")
         .and_then(Value::as_bool)

@@ -18,21 +18,41 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::time::{Duration, Instant};
 
 /// The subcommand name, `argv[1]` of the guard.
-pub const NAME: &str = "__mcp-guard";
+pub(crate) const NAME: &str = "__mcp-guard";
 /// Exit code when the server could not be started (as shells use 127).
 const START_FAILED: i32 = 127;
 /// How long the server has to exit after SIGTERM before the group is killed.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// Runs the guard with the arguments after `__mcp-guard`; returns the exit code.
-pub fn main(args: &[OsString]) -> i32 {
+/// Why the guard could not start the server: printed as one line by the binary, which then
+/// exits with [`GuardError::code`].
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GuardError {
+    #[error("agent: usage: agent {NAME} -- PROGRAM [ARGS...]")]
+    Usage,
+    #[error("agent: cannot run `{program}`: {source}")]
+    Spawn { program: String, source: io::Error },
+}
+
+impl GuardError {
+    /// The exit code: 127, as shells use when a program cannot be run.
+    pub(crate) fn code(&self) -> i32 {
+        START_FAILED
+    }
+}
+
+/// Runs the guard with the arguments after `__mcp-guard`; returns the exit code (the
+/// server's status, or 128 + the signal that stopped the guard).
+///
+/// # Errors
+/// A [`GuardError`] when the arguments are wrong or the server cannot be started.
+pub(crate) fn main(args: &[OsString]) -> Result<i32, GuardError> {
     let Some((program, rest)) = args
         .split_first()
         .filter(|(dash, _)| *dash == "--")
         .and_then(|(_, command)| command.split_first())
     else {
-        crate::errln!("agent: usage: agent {NAME} -- PROGRAM [ARGS...]");
-        return START_FAILED;
+        return Err(GuardError::Usage);
     };
     let signals = watched_signals();
     // SAFETY: plain signal-mask and disposition calls on this single-threaded process.
@@ -58,25 +78,22 @@ pub fn main(args: &[OsString]) -> i32 {
             Ok(())
         });
     }
-    let mut server = match command.spawn() {
-        Ok(server) => server,
-        Err(error) => {
-            crate::errln!("agent: cannot run `{}`: {error}", program.to_string_lossy());
-            return START_FAILED;
-        }
-    };
+    let mut server = command.spawn().map_err(|source| GuardError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })?;
     loop {
         let signal = wait_signal(&signals, None);
         if let Ok(Some(status)) = server.try_wait() {
             signal_group(libc::SIGTERM);
-            return exit_code(status);
+            return Ok(exit_code(status));
         }
         if signal == Some(libc::SIGCHLD) {
             continue;
         }
         if let Some(signal) = signal {
             stop(&mut server, &signals);
-            return 128 + signal;
+            return Ok(128 + signal);
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The MCP client (issue 17): tools from Model Context Protocol servers, over stdio and
 //! streamable HTTP, offered to the model as `mcp__<server>__<tool>`.
 //!
-//! - [`settings`]: `[mcp_servers.NAME]` (Codex's keys) → what to start; project servers
-//!   only in a trusted workspace.
+//! - `[mcp_servers.NAME]` (Codex's keys) → what to start is resolved in
+//!   [`crate::config::mcp`] (project servers only in a trusted workspace).
 //! - [`McpServers`]: starts every enabled server in parallel in the background and is the
 //!   registry's [`ToolSource`]: a server's tools join from the first request after it is
 //!   ready. A one-shot run waits ([`McpServers::wait_started`]) so its first request has
@@ -15,41 +15,58 @@
 //!
 //! With no `[mcp_servers]` nothing here runs: no thread, no task, no change to any request.
 
-pub mod connection;
-pub mod content;
-pub mod guard;
-pub mod names;
-pub mod process;
-pub mod schema;
-pub mod server;
-pub mod settings;
-pub mod tool;
+pub(crate) mod connection;
+pub(crate) mod content;
+pub(crate) mod guard;
+pub(crate) mod names;
+pub(crate) mod process;
+pub(crate) mod schema;
+pub(crate) mod server;
+pub(crate) mod tool;
 
 use std::sync::Arc;
 
-pub use server::{Report, State};
-pub use settings::McpSettings;
+pub(crate) use crate::config::mcp::McpSettings;
+pub(crate) use server::{Report, State};
 
 use crate::tools::Tool;
 use crate::tools::registry::ToolSource;
 use server::Server;
+
+/// Why an MCP server could not be started, reached or used, in a few words (the server
+/// closed the pipe, a header is not valid, no answer in time); shown as the server's state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct McpError(pub(crate) String);
+
+impl From<String> for McpError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for McpError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
 
 /// Characters of a tool description shown in listings.
 const LISTED_DESCRIPTION: usize = 70;
 
 /// A server at a glance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
-    pub name: String,
-    pub state: State,
-    /// [`settings::Transport::describe`].
-    pub transport: String,
+pub(crate) struct Summary {
+    pub(crate) name: String,
+    pub(crate) state: State,
+    /// [`crate::config::mcp::Transport::describe`].
+    pub(crate) transport: String,
     /// Tools offered.
-    pub tools: usize,
+    pub(crate) tools: usize,
 }
 
 /// The configured servers of a session.
-pub struct McpServers {
+pub(crate) struct McpServers {
     servers: Vec<Arc<Server>>,
     /// How many servers are still starting.
     starting: tokio::sync::watch::Receiver<usize>,
@@ -65,7 +82,7 @@ impl McpServers {
     ///
     /// # Errors
     /// When the thread that starts stdio servers cannot be created.
-    pub fn start(settings: &McpSettings) -> Result<Option<Arc<Self>>, String> {
+    pub(crate) fn start(settings: &McpSettings) -> Result<Option<Arc<Self>>, McpError> {
         if settings.servers.is_empty() {
             return Ok(None);
         }
@@ -105,13 +122,13 @@ impl McpServers {
 
     /// Waits until every enabled server is ready or has failed (each within its
     /// `startup_timeout_sec`).
-    pub async fn wait_started(&self) {
+    pub(crate) async fn wait_started(&self) {
         let mut starting = self.starting.clone();
         let _ = starting.wait_for(|n| *n == 0).await;
     }
 
     /// Names of the servers still starting.
-    pub fn starting_names(&self) -> Vec<String> {
+    pub(crate) fn starting_names(&self) -> Vec<String> {
         self.servers
             .iter()
             .filter(|s| s.state() == State::Starting)
@@ -121,12 +138,12 @@ impl McpServers {
 
     /// What happened since the last call (ready, failed, stopped, restarted), oldest first
     /// per server.
-    pub fn take_reports(&self) -> Vec<Report> {
+    pub(crate) fn take_reports(&self) -> Vec<Report> {
         self.servers.iter().flat_map(|s| s.take_reports()).collect()
     }
 
     /// One summary per server, in name order (for `agent doctor`).
-    pub fn summaries(&self) -> Vec<Summary> {
+    pub(crate) fn summaries(&self) -> Vec<Summary> {
         self.servers
             .iter()
             .map(|s| Summary {
@@ -139,7 +156,7 @@ impl McpServers {
     }
 
     /// Servers, their state and their tools, for `/mcp` and `agent mcp list`.
-    pub fn listing(&self) -> String {
+    pub(crate) fn listing(&self) -> String {
         let width = self
             .servers
             .iter()
@@ -181,7 +198,7 @@ impl McpServers {
 
     /// Stops every server: one still starting stops starting; then stdin is closed, and
     /// SIGTERM and SIGKILL go to what is left; HTTP sessions are ended.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let starts = match self.starts.lock() {
             Ok(mut starts) => std::mem::take(&mut *starts),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),

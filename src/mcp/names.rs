@@ -11,13 +11,13 @@
 use std::collections::HashSet;
 
 /// The longest tool name OpenAI-compatible endpoints accept.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 /// What every MCP tool name starts with.
-pub const PREFIX: &str = "mcp__";
+pub(crate) const PREFIX: &str = "mcp__";
 
 /// The offered names for `tools` (the server's own names, in its order), one per tool, all
 /// different and valid.
-pub fn offered_names(server: &str, tools: &[&str]) -> Vec<String> {
+pub(crate) fn offered_names(server: &str, tools: &[&str]) -> Vec<String> {
     let mut taken: HashSet<String> = HashSet::new();
     tools
         .iter()
@@ -44,7 +44,8 @@ pub fn offered_names(server: &str, tools: &[&str]) -> Vec<String> {
 }
 
 /// Whether `name` is a valid function name for OpenAI-compatible endpoints.
-pub fn is_valid(name: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn is_valid(name: &str) -> bool {
     !name.is_empty() && name.len() <= MAX_NAME && name.chars().all(valid_char)
 }
 

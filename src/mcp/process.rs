@@ -17,6 +17,7 @@
 //! The server's stderr is drained all the time (a full pipe would block it) and its last
 //! 4 KiB are kept for error messages.
 
+use super::McpError;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
@@ -38,7 +39,7 @@ const QUOTED_STDERR: usize = 300;
 type Job = Box<dyn FnOnce() + Send>;
 
 /// One long-lived thread that starts every guard (see the module docs).
-pub struct Spawner {
+pub(crate) struct Spawner {
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
 }
 
@@ -47,7 +48,7 @@ impl Spawner {
     ///
     /// # Errors
     /// When the thread cannot be started.
-    pub fn new(runtime: tokio::runtime::Handle) -> io::Result<Self> {
+    pub(crate) fn new(runtime: tokio::runtime::Handle) -> io::Result<Self> {
         let (sender, receiver) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("mcp-spawner".into())
@@ -81,13 +82,13 @@ impl Spawner {
 }
 
 /// The pipes the protocol runs over.
-pub struct Pipes {
-    pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
+pub(crate) struct Pipes {
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
 }
 
 /// A running stdio server (its guard, really) and the group it leads.
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     guard: Child,
     pgid: i32,
     stderr: Arc<Mutex<VecDeque<u8>>>,
@@ -103,18 +104,15 @@ impl ServerProcess {
     /// Why it could not start (the directory is missing, the guard could not be spawned).
     /// A program that does not exist starts a guard that exits at once with its reason on
     /// stderr; that shows when the protocol fails to start.
-    pub async fn start(
+    pub(crate) async fn start(
         spawner: &Spawner,
         program: &str,
         args: &[String],
         env: &[(String, String)],
         cwd: &Path,
-    ) -> Result<(Self, Pipes), String> {
+    ) -> Result<(Self, Pipes), McpError> {
         if !cwd.is_dir() {
-            return Err(format!(
-                "the directory `{}` (cwd) does not exist",
-                cwd.display()
-            ));
+            return Err(format!("the directory `{}` (cwd) does not exist", cwd.display()).into());
         }
         let mut command = Command::new(guard_program());
         command
@@ -175,7 +173,7 @@ impl ServerProcess {
     }
 
     /// The end of the server's stderr as one line (at most 300 characters), or `None`.
-    pub fn stderr_tail(&self) -> Option<String> {
+    pub(crate) fn stderr_tail(&self) -> Option<String> {
         let bytes: Vec<u8> = match self.stderr.lock() {
             Ok(tail) => tail.iter().copied().collect(),
             Err(poisoned) => poisoned.into_inner().iter().copied().collect(),
@@ -185,7 +183,7 @@ impl ServerProcess {
 
     /// Waits (at most half a second) until everything the stopped server wrote to stderr
     /// has been read.
-    pub async fn settle(&mut self) {
+    pub(crate) async fn settle(&mut self) {
         if let Some(drain) = self.drain.take() {
             let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
         }
@@ -193,7 +191,7 @@ impl ServerProcess {
 
     /// How the server ended (`exit code 1`, `killed by signal 9`) if it ends within `wait`
     /// on its own.
-    pub async fn exited_within(&mut self, wait: Duration) -> Option<String> {
+    pub(crate) async fn exited_within(&mut self, wait: Duration) -> Option<String> {
         match tokio::time::timeout(wait, self.guard.wait()).await {
             Ok(Ok(status)) => Some(describe_exit(status)),
             _ => None,
@@ -202,7 +200,7 @@ impl ServerProcess {
 
     /// Stops the server: waits up to `grace` for it to exit after its stdin closed, then
     /// sends the group SIGTERM, waits `grace` again, then SIGKILL.
-    pub async fn stop(&mut self, grace: Duration) {
+    pub(crate) async fn stop(&mut self, grace: Duration) {
         if tokio::time::timeout(grace, self.guard.wait())
             .await
             .is_err()

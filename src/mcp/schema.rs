@@ -11,12 +11,13 @@
 use serde_json::{Map, Value};
 
 use crate::tools::Args;
+use crate::tools::schema::SchemaError;
 
 /// Most validation errors named in one tool result.
 const MAX_ERRORS: usize = 3;
 
 /// A tool's input schema, compiled once.
-pub struct ArgumentSchema {
+pub(crate) struct ArgumentSchema {
     schema: Value,
     validator: Option<jsonschema::Validator>,
 }
@@ -32,7 +33,7 @@ impl std::fmt::Debug for ArgumentSchema {
 
 impl ArgumentSchema {
     /// Compiles `schema`; one that does not compile is kept for coercions only.
-    pub fn new(schema: &Value) -> Self {
+    pub(crate) fn new(schema: &Value) -> Self {
         Self {
             schema: schema.clone(),
             validator: jsonschema::validator_for(schema).ok(),
@@ -44,7 +45,7 @@ impl ArgumentSchema {
     /// # Errors
     /// What is wrong, for `Error: wrong arguments for <tool> (...)`: up to three problems,
     /// each with the field's JSON path, e.g. ``field `count`: "x" is not of type "integer"``.
-    pub fn check(&self, args: Args) -> Result<Args, String> {
+    pub(crate) fn check(&self, args: Args) -> Result<Args, SchemaError> {
         let args = match coerce(Value::Object(args), &self.schema) {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -81,7 +82,7 @@ impl ArgumentSchema {
         if problems.len() > MAX_ERRORS {
             text.push_str("; and more");
         }
-        Err(text)
+        Err(text.into())
     }
 }
 
@@ -168,7 +169,10 @@ mod tests {
         let Value::Object(map) = args else {
             return Err("not an object".into());
         };
-        ArgumentSchema::new(schema).check(map).map(Value::Object)
+        ArgumentSchema::new(schema)
+            .check(map)
+            .map(Value::Object)
+            .map_err(|e| e.0)
     }
 
     fn schema() -> Value {

@@ -13,16 +13,17 @@
 //! the user is queued as a [`Report`], shown by the face at a moment that does not disturb
 //! the prompt.
 
+use super::McpError;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use super::connection::{Called, Caller, Connection, RemoteTool, RequestError, Stop};
 use super::content::{self, Rendered};
 use super::process::{ServerProcess, Spawner};
-use super::settings::{ServerSettings, Transport};
-use super::tool::{Interner, McpTool};
+use super::tool::{Interner, McpTool, Remote};
 use crate::cancel::CancelToken;
-use crate::tools::{Args, Tool, ToolError};
+use crate::config::mcp::{ServerSettings, Transport};
+use crate::tools::{Args, Tool, ToolError, ToolErrorKind};
 
 /// How long a closing server may take to exit after its stdin closed (then SIGTERM, again,
 /// then SIGKILL).
@@ -30,7 +31,7 @@ const STOP_GRACE: Duration = Duration::from_millis(1000);
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Disabled,
     Starting,
     Ready,
@@ -42,7 +43,7 @@ pub enum State {
 
 impl State {
     /// One word for listings.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             State::Disabled => "disabled",
             State::Starting => "starting",
@@ -55,22 +56,22 @@ impl State {
 
 /// Something the user should be told, once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     /// A failure (a warning) rather than news (a notice).
-    pub warning: bool,
-    pub message: String,
+    pub(crate) warning: bool,
+    pub(crate) message: String,
 }
 
 /// A tool of the server as offered: the offered name, the server's name, the description.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolLine {
-    pub offered: String,
-    pub description: String,
+pub(crate) struct ToolLine {
+    pub(crate) offered: String,
+    pub(crate) description: String,
 }
 
 /// One server and its connection.
-pub struct Server {
-    pub settings: ServerSettings,
+pub(crate) struct Server {
+    pub(crate) settings: ServerSettings,
     spawner: Arc<Spawner>,
     interner: Arc<Interner>,
     me: Weak<Server>,
@@ -92,7 +93,7 @@ struct Shared {
 
 impl Server {
     /// A server in its first state (`starting`, or `disabled`); [`Server::start`] starts it.
-    pub fn new(
+    pub(crate) fn new(
         settings: ServerSettings,
         spawner: Arc<Spawner>,
         interner: Arc<Interner>,
@@ -123,12 +124,12 @@ impl Server {
         }
     }
 
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.shared().state.clone()
     }
 
     /// The tools offered now: none unless the server is ready (or stopped, to be restarted).
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let shared = self.shared();
         match shared.state {
             State::Ready | State::Stopped(_) => shared
@@ -141,7 +142,7 @@ impl Server {
     }
 
     /// The offered tools with their descriptions, for listings.
-    pub fn tool_lines(&self) -> Vec<ToolLine> {
+    pub(crate) fn tool_lines(&self) -> Vec<ToolLine> {
         self.shared()
             .tools
             .iter()
@@ -153,7 +154,7 @@ impl Server {
     }
 
     /// Reports not yet shown, oldest first.
-    pub fn take_reports(&self) -> Vec<Report> {
+    pub(crate) fn take_reports(&self) -> Vec<Report> {
         std::mem::take(&mut self.shared().reports)
     }
 
@@ -164,7 +165,7 @@ impl Server {
     }
 
     /// Starts the server (at session start): ready with its tools, or failed with a reason.
-    pub async fn start(&self) {
+    pub(crate) async fn start(&self) {
         if !self.settings.enabled {
             return;
         }
@@ -182,7 +183,7 @@ impl Server {
                 }),
             ),
             Err(reason) => self.set_state(
-                State::Failed(reason.clone()),
+                State::Failed(reason.0.clone()),
                 Some(Report {
                     warning: true,
                     message: format!(
@@ -196,9 +197,9 @@ impl Server {
 
     /// Connects and lists the tools within `startup_timeout_sec`; `Ok(number of tools
     /// offered)`. On failure nothing is left running.
-    async fn connect(&self, live: &mut Live) -> Result<usize, String> {
+    async fn connect(&self, live: &mut Live) -> Result<usize, McpError> {
         if let Some(problem) = &self.settings.problem {
-            return Err(problem.clone());
+            return Err(problem.clone().into());
         }
         let timeout = self.settings.startup_timeout;
         let result = tokio::time::timeout(timeout, self.open(live)).await;
@@ -208,22 +209,23 @@ impl Server {
             Err(_) => Err(format!(
                 "no answer within {} s (startup_timeout_sec)",
                 seconds(timeout)
-            )),
+            )
+            .into()),
         };
         match outcome {
             Ok(tools) => Ok(self.offer(tools)),
             Err(reason) => {
-                let reason = self.with_process_facts(live, reason).await;
+                let reason = self.with_process_facts(live, reason.0).await;
                 if let Some(connection) = live.connection.take() {
                     connection.close(Duration::from_millis(200)).await;
                 }
-                Err(reason)
+                Err(reason.into())
             }
         }
     }
 
     /// Opens the connection (starting the process for stdio) and lists the tools.
-    async fn open(&self, live: &mut Live) -> Result<Vec<RemoteTool>, String> {
+    async fn open(&self, live: &mut Live) -> Result<Vec<RemoteTool>, McpError> {
         let connection = match &self.settings.transport {
             Transport::Stdio {
                 program,
@@ -288,7 +290,7 @@ impl Server {
                     &name,
                     remote,
                     &self.settings.name,
-                    self.me.clone(),
+                    self.me.clone() as Weak<dyn Remote>,
                 ))
             })
             .collect();
@@ -303,7 +305,7 @@ impl Server {
     /// # Errors
     /// A [`ToolError`] for the model: the server is not running, it stopped during the
     /// call, the call timed out or was interrupted, or the server answered with an error.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &str,
         args: Args,
@@ -311,7 +313,7 @@ impl Server {
     ) -> Result<Rendered, ToolError> {
         let interrupted = || {
             ToolError::new(
-                "interrupted",
+                ToolErrorKind::Interrupted,
                 "interrupted by user (the call was cancelled on the MCP server)",
             )
         };
@@ -330,12 +332,12 @@ impl Server {
         match caller.call(tool, args, stop).await {
             Called::Answer(Ok(json)) => Ok(content::render(&json)),
             Called::Answer(Err(RequestError::Server(message))) => {
-                Err(ToolError::new("MCP error", message))
+                Err(ToolError::new(ToolErrorKind::McpError, message))
             }
             Called::Answer(Err(RequestError::Closed(message))) => Err(self.stopped(message).await),
             Called::Stopped(Stop::Interrupted) => Err(interrupted()),
             Called::Stopped(Stop::TimedOut) => Err(ToolError::new(
-                "timeout",
+                ToolErrorKind::Timeout,
                 format!(
                     "no answer from MCP server `{}` within {} s (tool_timeout_sec); the call \
                      was cancelled",
@@ -364,19 +366,19 @@ impl Server {
             State::Stopped(_) => {}
             State::Failed(reason) => {
                 return Err(ToolError::new(
-                    "unavailable",
+                    ToolErrorKind::Unavailable,
                     format!("MCP server `{name}` is not running: {reason}"),
                 ));
             }
             State::Starting => {
                 return Err(ToolError::new(
-                    "unavailable",
+                    ToolErrorKind::Unavailable,
                     format!("MCP server `{name}` is still starting; try again in a moment"),
                 ));
             }
             State::Disabled | State::Ready => {
                 return Err(ToolError::new(
-                    "unavailable",
+                    ToolErrorKind::Unavailable,
                     format!("MCP server `{name}` is not running"),
                 ));
             }
@@ -393,18 +395,18 @@ impl Server {
                 live.connection
                     .as_ref()
                     .map(Connection::caller)
-                    .ok_or_else(|| ToolError::new("unavailable", "no connection"))
+                    .ok_or_else(|| ToolError::new(ToolErrorKind::Unavailable, "no connection"))
             }
             Err(reason) => {
                 self.set_state(
-                    State::Failed(reason.clone()),
+                    State::Failed(reason.0.clone()),
                     Some(Report {
                         warning: true,
                         message: format!("MCP server `{name}` could not be restarted: {reason}"),
                     }),
                 );
                 Err(ToolError::new(
-                    "unavailable",
+                    ToolErrorKind::Unavailable,
                     format!("MCP server `{name}` stopped and could not be restarted: {reason}"),
                 ))
             }
@@ -430,7 +432,7 @@ impl Server {
             }),
         );
         ToolError::new(
-            "server stopped",
+            ToolErrorKind::ServerStopped,
             format!(
                 "MCP server `{name}` stopped during the call: {reason}. It is restarted at the \
                  next call to one of its tools."
@@ -439,7 +441,7 @@ impl Server {
     }
 
     /// Closes the connection and stops the process (at session end).
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let mut live = self.live.lock().await;
         if let Some(connection) = live.connection.take() {
             connection.close(STOP_GRACE).await;
@@ -462,5 +464,17 @@ fn seconds(duration: Duration) -> String {
         format!("{secs:.0}")
     } else {
         format!("{secs}")
+    }
+}
+
+impl Remote for Server {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Args,
+        cancel: &'a CancelToken,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Rendered, ToolError>> + 'a>>
+    {
+        Box::pin(Server::call(self, name, args, cancel))
     }
 }

@@ -7,27 +7,33 @@
 //! distinct text is stored once, so a server's restart adds nothing.
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Mutex, Weak};
 
 use serde_json::Value;
 
 use super::connection::RemoteTool;
+use super::content::Rendered;
 use super::schema::ArgumentSchema;
-use super::server::Server;
-use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::cancel::CancelToken;
+use crate::tools::schema::SchemaError;
+use crate::tools::{
+    Access, Args, Tool, ToolContext, ToolError, ToolErrorKind, ToolOutput, ToolSpec,
+};
 
 /// Longest description offered to the model, in characters; longer ones are cut with `…`.
 const MAX_DESCRIPTION: usize = 2_000;
 
 /// Process-lifetime storage for the texts of MCP tool specs.
 #[derive(Debug, Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     texts: Mutex<HashSet<&'static str>>,
 }
 
 impl Interner {
     /// The stored copy of `text`, stored now if it is new.
-    pub fn intern(&self, text: &str) -> &'static str {
+    pub(crate) fn intern(&self, text: &str) -> &'static str {
         let mut texts = match self.texts.lock() {
             Ok(texts) => texts,
             Err(poisoned) => poisoned.into_inner(),
@@ -41,24 +47,36 @@ impl Interner {
     }
 }
 
+/// What a tool needs of the server it belongs to: the call ([`super::server::Server`]
+/// implements it, restarting a stopped server first).
+pub(crate) trait Remote: Send + Sync {
+    /// Calls the server's tool `name` with `args`.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Args,
+        cancel: &'a CancelToken,
+    ) -> Pin<Box<dyn Future<Output = Result<Rendered, ToolError>> + 'a>>;
+}
+
 /// One tool of one server.
-pub struct McpTool {
+pub(crate) struct McpTool {
     spec: ToolSpec,
     /// The server's own name for the tool.
     remote: String,
     schema: ArgumentSchema,
     /// Weak: the server owns its tools.
-    server: Weak<Server>,
+    server: Weak<dyn Remote>,
 }
 
 impl McpTool {
     /// The tool `remote` of server `server_name`, offered as `offered`.
-    pub fn new(
+    pub(crate) fn new(
         interner: &Interner,
         offered: &str,
         remote: &RemoteTool,
         server_name: &str,
-        server: Weak<Server>,
+        server: Weak<dyn Remote>,
     ) -> Self {
         let description = match remote.description.as_deref().map(str::trim) {
             Some(text) if !text.is_empty() => cut(text, MAX_DESCRIPTION),
@@ -82,7 +100,7 @@ impl Tool for McpTool {
         &self.spec
     }
 
-    fn validate(&self, args: Args) -> Result<Args, String> {
+    fn validate(&self, args: Args) -> Result<Args, SchemaError> {
         self.schema.check(args)
     }
 
@@ -91,17 +109,16 @@ impl Tool for McpTool {
     }
 
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        let server = self
-            .server
-            .upgrade()
-            .ok_or_else(|| ToolError::new("unavailable", "the MCP server was shut down"))?;
+        let server = self.server.upgrade().ok_or_else(|| {
+            ToolError::new(ToolErrorKind::Unavailable, "the MCP server was shut down")
+        })?;
         let handle = tokio::runtime::Handle::try_current()
-            .map_err(|e| ToolError::new("unavailable", e.to_string()))?;
+            .map_err(|e| ToolError::new(ToolErrorKind::Unavailable, e.to_string()))?;
         let rendered = tokio::task::block_in_place(|| {
             handle.block_on(server.call(&self.remote, args.clone(), ctx.cancel))
         })?;
         if rendered.is_error {
-            return Err(ToolError::new("tool error", rendered.text));
+            return Err(ToolError::new(ToolErrorKind::ToolFailed, rendered.text));
         }
         Ok(ToolOutput::text(rendered.text))
     }
@@ -156,6 +173,20 @@ mod tests {
         assert_eq!(offered_schema(&full), full);
     }
 
+    /// A server that is gone: specs never call it.
+    struct Gone;
+
+    impl Remote for Gone {
+        fn call<'a>(
+            &'a self,
+            _: &'a str,
+            _: Args,
+            _: &'a CancelToken,
+        ) -> Pin<Box<dyn Future<Output = Result<Rendered, ToolError>> + 'a>> {
+            Box::pin(async { Err(ToolError::new(ToolErrorKind::Unavailable, "gone")) })
+        }
+    }
+
     #[test]
     fn specs_keep_descriptions_and_name_the_server_without_one() {
         let interner = Interner::default();
@@ -164,7 +195,7 @@ mod tests {
             description: None,
             input_schema: json!({"type": "object"}),
         };
-        let tool = McpTool::new(&interner, "mcp__t__echo", &remote, "t", Weak::new());
+        let tool = McpTool::new(&interner, "mcp__t__echo", &remote, "t", Weak::<Gone>::new());
         assert_eq!(tool.spec().name, "mcp__t__echo");
         assert_eq!(
             tool.spec().description,
@@ -174,7 +205,7 @@ mod tests {
             description: Some("x".repeat(3000)),
             ..remote
         };
-        let tool = McpTool::new(&interner, "mcp__t__echo", &long, "t", Weak::new());
+        let tool = McpTool::new(&interner, "mcp__t__echo", &long, "t", Weak::<Gone>::new());
         assert_eq!(tool.spec().description.chars().count(), MAX_DESCRIPTION + 1);
     }
 }

@@ -36,13 +36,13 @@ struct PartialCall {
 
 /// An `error` object the server sent with status 200 (inside the stream).
 #[derive(Debug, Clone, PartialEq)]
-pub struct StreamError {
+pub(crate) struct StreamError {
     /// The readable message.
-    pub message: String,
+    pub(crate) message: String,
     /// The chunk as received, for classification.
-    pub body: String,
+    pub(crate) body: String,
     /// A status the error names (`code: 429`), when it names one.
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
 }
 
 /// Folds streamed chunks into one answer.
@@ -199,19 +199,19 @@ impl Accumulator {
     }
 
     /// Whether the stream reached its end (`finish_reason` or `[DONE]`) without an error.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.error.is_none()
             && self.finish_reason.as_deref() != Some("error")
             && (self.done || self.finish_reason.is_some())
     }
 
     /// Whether `[DONE]` arrived.
-    pub fn saw_done(&self) -> bool {
+    pub(crate) fn saw_done(&self) -> bool {
         self.done
     }
 
     /// An error object the server sent inside the stream.
-    pub fn stream_error(&self) -> Option<&StreamError> {
+    pub(crate) fn stream_error(&self) -> Option<&StreamError> {
         self.error.as_ref()
     }
 
@@ -273,7 +273,7 @@ fn append_arguments(arguments: &mut String, fragment: &str) {
 
 /// Parses a whole SSE body at once: the events to show and the answer (`None` when the
 /// stream is incomplete). For tests and tools; the client feeds chunks as they arrive.
-pub fn parse_stream(bytes: &[u8]) -> (Vec<StreamEvent>, Option<RawCompletion>) {
+pub(crate) fn parse_stream(bytes: &[u8]) -> (Vec<StreamEvent>, Option<RawCompletion>) {
     let mut parser = super::sse::SseParser::new();
     let mut accumulator = Accumulator::new();
     let mut shown = Vec::new();

@@ -16,7 +16,7 @@ use super::wire;
 const MAX_MESSAGE_CHARS: usize = 500;
 
 /// The human-readable message of an error body, shortened; `fallback` when there is none.
-pub fn error_text(body: &str, fallback: &str) -> String {
+pub(crate) fn error_text(body: &str, fallback: &str) -> String {
     let message = match serde_json::from_str::<Value>(body) {
         Ok(value) => {
             let mut message = wire::error_message(&value);
@@ -49,7 +49,7 @@ fn provider_detail(value: &Value) -> Option<String> {
 }
 
 /// What to check for a status that will not be retried.
-pub fn hint(status: u16, body: &str) -> Option<&'static str> {
+pub(crate) fn hint(status: u16, body: &str) -> Option<&'static str> {
     let lower = body.to_lowercase();
     if lower.contains("does not support tools")
         || lower.contains("tools are not supported")
@@ -70,7 +70,7 @@ pub fn hint(status: u16, body: &str) -> Option<&'static str> {
 /// OpenAI/Azure, Anthropic-compatible proxies, OpenRouter, vLLM, llama.cpp, Ollama, LM Studio,
 /// Mistral, Gemini, Groq, DeepSeek and TGI. A `413 Payload Too Large` counts as well: the cure
 /// (a smaller history) is the same.
-pub fn is_context_length_error(status: u16, body: &str) -> bool {
+pub(crate) fn is_context_length_error(status: u16, body: &str) -> bool {
     if status == 413 {
         return true;
     }
@@ -105,7 +105,7 @@ pub fn is_context_length_error(status: u16, body: &str) -> bool {
 /// client then sends `""` for the rest of the session. Wordings: pydantic ("Input should be a
 /// valid string", "none is not an allowed value"), OpenAI/Azure ("expected a string, got
 /// null"), Mistral/Together ("content ... required"), Rust/Go servers ("invalid type: null").
-pub fn rejects_null_content(status: u16, body: &str) -> bool {
+pub(crate) fn rejects_null_content(status: u16, body: &str) -> bool {
     if !matches!(status, 400 | 422) {
         return false;
     }
@@ -130,18 +130,18 @@ pub fn rejects_null_content(status: u16, body: &str) -> bool {
 
 /// Whether a 400/422 rejects the `reasoning_content` field we sent back (e.g. Groq: "property
 /// 'reasoning_content' is unsupported"); the client then stops sending it for the session.
-pub fn rejects_reasoning_field(status: u16, body: &str) -> bool {
+pub(crate) fn rejects_reasoning_field(status: u16, body: &str) -> bool {
     matches!(status, 400 | 422) && body.to_lowercase().contains("reasoning_content")
 }
 
 /// Whether a 400/422 rejects `stream_options` (older Azure API versions, some proxies).
-pub fn rejects_stream_options(status: u16, body: &str) -> bool {
+pub(crate) fn rejects_stream_options(status: u16, body: &str) -> bool {
     matches!(status, 400 | 422) && body.to_lowercase().contains("stream_options")
 }
 
 /// Whether a 400/422/501 says the server cannot stream: the word `stream` (not `upstream`,
 /// not `stream_options`) next to a refusal.
-pub fn rejects_streaming(status: u16, body: &str) -> bool {
+pub(crate) fn rejects_streaming(status: u16, body: &str) -> bool {
     if !matches!(status, 400 | 422 | 501) {
         return false;
     }
@@ -175,7 +175,7 @@ fn has_word(text: &str, word: &str) -> bool {
 
 /// Whether a 429 means the account is out of quota or credit (OpenAI `insufficient_quota`):
 /// waiting does not help, so it is not retried.
-pub fn is_quota_exhausted(status: u16, body: &str) -> bool {
+pub(crate) fn is_quota_exhausted(status: u16, body: &str) -> bool {
     let lower = body.to_lowercase();
     status == 429
         && ["insufficient_quota", "exceeded your current quota"]
@@ -185,7 +185,7 @@ pub fn is_quota_exhausted(status: u16, body: &str) -> bool {
 
 /// An error object the server sent with status 200 (inside a stream or as the whole body):
 /// its numeric status when it gives one (`code: 429`, `status: 503`), for retry decisions.
-pub fn embedded_status(error: &Value) -> Option<u16> {
+pub(crate) fn embedded_status(error: &Value) -> Option<u16> {
     let code = [error.get("code"), error.get("status")]
         .into_iter()
         .flatten()

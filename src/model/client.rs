@@ -92,16 +92,16 @@ impl Client {
         self
     }
 
-    pub fn endpoint(&self) -> &Endpoint {
+    pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
     /// Uses `model` for the following requests (`/model NAME`).
-    pub fn set_model(&mut self, model: &str) {
+    pub(crate) fn set_model(&mut self, model: &str) {
         self.endpoint.model = model.to_string();
     }
 
-    pub fn settings(&self) -> &ProviderSettings {
+    pub(crate) fn settings(&self) -> &ProviderSettings {
         &self.settings
     }
 
@@ -178,7 +178,7 @@ impl Client {
     /// # Errors
     /// [`ModelError::Connect`] when unreachable, [`ModelError::Status`] for 401/403 and other
     /// errors, [`ModelError::InvalidResponse`] for a 200 without a list.
-    pub async fn list_models(&self) -> Result<ModelList, ModelError> {
+    pub(crate) async fn list_models(&self) -> Result<ModelList, ModelError> {
         let url = format!("{}/models", self.endpoint.base_url);
         let mut builder = self.http.get(&url);
         if !self.endpoint.api_key.is_empty() {
@@ -221,7 +221,7 @@ impl Client {
 
     /// Whether tool calls written as text may be taken as calls (`text_tool_calls` is `auto`,
     /// the default; `off` keeps every reply's text as text).
-    pub fn text_tool_calls_enabled(&self) -> bool {
+    pub(crate) fn text_tool_calls_enabled(&self) -> bool {
         self.settings.text_tool_calls == TextToolCalls::Auto
     }
 
@@ -338,7 +338,7 @@ impl Client {
 
 /// The base URL without a trailing `/` or a pasted `/chat/completions` (users copy the full
 /// endpoint from provider docs).
-pub fn base_url(url: &str) -> String {
+pub(crate) fn base_url(url: &str) -> String {
     let url = url.trim().trim_end_matches('/');
     url.strip_suffix("/chat/completions")
         .unwrap_or(url)
@@ -346,7 +346,7 @@ pub fn base_url(url: &str) -> String {
 }
 
 /// `call` + 5 base-36 digits of `n` (mod 36^5): 9 alphanumerics.
-pub fn synthesized_id(n: u64) -> String {
+pub(crate) fn synthesized_id(n: u64) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut n = n % 36u64.pow(5);
     let mut digits = [b'0'; 5];

@@ -25,7 +25,7 @@ use super::wire::{self, RawCompletion};
 use super::{ModelError, StreamEvent};
 
 /// Largest response read, in bytes (bounds memory whatever the server sends).
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// Largest error body read from a failed response, in bytes.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// How long to wait for the rest of a stream after its `finish_reason` (usage, `[DONE]`).
@@ -33,7 +33,7 @@ const AFTER_FINISH_WAIT: Duration = Duration::from_secs(5);
 
 /// A change to the request that the server asked for by rejecting it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Adjustment {
+pub(crate) enum Adjustment {
     /// Ask without `stream: true`.
     NoStreaming,
     /// Ask without `stream_options`.
@@ -46,7 +46,7 @@ pub enum Adjustment {
 
 /// What one attempt produced.
 #[derive(Debug)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     /// A complete answer; the gate may still hold text (decided by the caller).
     Done(RawCompletion, Holdback),
     /// Worth another attempt after the server's hint or the backoff.
@@ -62,30 +62,30 @@ pub enum Attempt {
 
 /// What the request contained, for recognising rejections of it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sent {
-    pub stream: bool,
-    pub stream_usage: bool,
+pub(crate) struct Sent {
+    pub(crate) stream: bool,
+    pub(crate) stream_usage: bool,
     /// Some assistant message went out with `content: null`.
-    pub null_content: bool,
+    pub(crate) null_content: bool,
     /// Some assistant message went out with `reasoning_content`.
-    pub reasoning: bool,
+    pub(crate) reasoning: bool,
 }
 
 /// One attempt's fixed inputs.
-pub struct Exchange<'a> {
-    pub http: &'a reqwest::Client,
-    pub url: &'a str,
-    pub api_key: &'a str,
-    pub idle_timeout: Duration,
-    pub connect_timeout: Duration,
-    pub sent: Sent,
+pub(crate) struct Exchange<'a> {
+    pub(crate) http: &'a reqwest::Client,
+    pub(crate) url: &'a str,
+    pub(crate) api_key: &'a str,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) sent: Sent,
     /// Hold back text that may be a tool call written as text.
-    pub gate_text: bool,
+    pub(crate) gate_text: bool,
 }
 
 impl Exchange<'_> {
     /// Sends `body` and reads the answer, reporting text and reasoning as they arrive.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         body: Vec<u8>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
@@ -316,16 +316,16 @@ fn whole_body(
             show(StreamEvent::Text(raw.content.clone()), &mut gate, on_event);
             Attempt::Done(raw, gate)
         }
-        Err(message) => match serde_json::from_str::<Value>(body) {
+        Err(error) => match serde_json::from_str::<Value>(body) {
             Ok(value) if value.get("error").is_some_and(|e| !e.is_null()) => {
-                let error = value.get("error").unwrap_or(&Value::Null);
+                let embedded = value.get("error").unwrap_or(&Value::Null);
                 embedded_error(&StreamError {
-                    message,
+                    message: error.to_string(),
                     body: body.chars().take(4096).collect(),
-                    status: classify::embedded_status(error),
+                    status: classify::embedded_status(embedded),
                 })
             }
-            _ => Attempt::Fatal(ModelError::InvalidResponse(message)),
+            _ => Attempt::Fatal(ModelError::InvalidResponse(error.to_string())),
         },
     }
 }
@@ -354,7 +354,7 @@ fn embedded_error(error: &StreamError) -> Attempt {
 }
 
 /// Classifies an error status (see the module doc).
-pub fn classify_status(
+pub(crate) fn classify_status(
     status: reqwest::StatusCode,
     retry_after: Option<Duration>,
     body: &str,
@@ -418,7 +418,7 @@ fn too_large() -> Attempt {
 }
 
 /// The error and its sources, joined with `: ` (reqwest's own message is terse).
-pub fn error_chain(error: &reqwest::Error) -> String {
+pub(crate) fn error_chain(error: &reqwest::Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(inner) = source {

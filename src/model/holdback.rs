@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 /// Least time between two progress reports while text is held.
-pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// The shape a held reply started with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl Holdback {
     /// The number of characters held, when a progress report is due at `now`: the first time
     /// non-blank text is held, then once [`PROGRESS_INTERVAL`] has passed since the last report.
     /// `None` while nothing (or only whitespace) is held.
-    pub fn progress(&mut self, now: Instant) -> Option<usize> {
+    pub(crate) fn progress(&mut self, now: Instant) -> Option<usize> {
         if self.held.trim().is_empty() {
             return None;
         }

@@ -20,13 +20,12 @@
 //! while streaming never includes a tool call written as text.
 
 pub mod accumulate;
-pub mod classify;
-pub mod client;
-pub mod exchange;
+pub(crate) mod classify;
+pub(crate) mod client;
+pub(crate) mod exchange;
 pub mod holdback;
-pub mod models;
+pub(crate) mod models;
 pub mod retry;
-pub mod settings;
 pub mod sse;
 pub mod text_calls;
 pub mod think;
@@ -35,8 +34,10 @@ pub mod wire;
 
 use std::time::Duration;
 
+pub use crate::config::provider::{
+    ProviderSettings, SendReasoning, TextToolCalls, ToolCallContent,
+};
 pub use client::Client;
-pub use settings::{ProviderSettings, SendReasoning, TextToolCalls, ToolCallContent};
 pub use types::{Completion, Message, Role, ToolCall, Usage};
 
 /// A tool offered to the model: the `function` object of a chat-completions `tools` entry.
@@ -118,12 +119,4 @@ fn hint_suffix(hint: &Option<&'static str>) -> String {
     hint.map(|h| format!(" ({h})")).unwrap_or_default()
 }
 
-impl ModelError {
-    /// The underlying error when retries ran out, else `self`.
-    pub fn root(&self) -> &ModelError {
-        match self {
-            ModelError::RetriesExhausted { last, .. } => last.root(),
-            other => other,
-        }
-    }
-}
+impl ModelError {}

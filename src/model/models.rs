@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// What `GET /models` answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelList {
+pub(crate) enum ModelList {
     /// The model ids, in the server's order.
     Listed(Vec<String>),
     /// The server does not offer the list (this status).
@@ -17,7 +17,7 @@ pub enum ModelList {
 }
 
 /// The model ids in a `/models` body; `None` when the body has no recognisable list.
-pub fn parse_model_ids(body: &str) -> Option<Vec<String>> {
+pub(crate) fn parse_model_ids(body: &str) -> Option<Vec<String>> {
     let value: Value = serde_json::from_str(body).ok()?;
     let list = match &value {
         Value::Array(items) => items,
@@ -41,7 +41,7 @@ pub fn parse_model_ids(body: &str) -> Option<Vec<String>> {
 
 /// Whether `model` is in `ids`: exactly, or ignoring a `provider/` prefix or a `:latest` tag
 /// (Ollama lists `qwen2.5-coder:latest` for `qwen2.5-coder`).
-pub fn is_listed(ids: &[String], model: &str) -> bool {
+pub(crate) fn is_listed(ids: &[String], model: &str) -> bool {
     let bare = |id: &str| id.strip_suffix(":latest").unwrap_or(id).to_string();
     let wanted = bare(model);
     ids.iter().any(|id| {

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const BASE_DELAY: Duration = Duration::from_secs(1);
 
 /// Whether an HTTP status is worth another attempt.
-pub fn is_retryable_status(status: u16) -> bool {
+pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500 | 502 | 503 | 504 | 520..=524 | 529)
 }
 
@@ -30,7 +30,7 @@ pub trait Sleeper: Send + Sync + std::fmt::Debug {
 
 /// Sleeps on the tokio timer.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct TokioSleeper;
+pub(crate) struct TokioSleeper;
 
 impl Sleeper for TokioSleeper {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
@@ -39,14 +39,14 @@ impl Sleeper for TokioSleeper {
 }
 
 /// The default sleeper, shared.
-pub fn tokio_sleeper() -> Arc<dyn Sleeper> {
+pub(crate) fn tokio_sleeper() -> Arc<dyn Sleeper> {
     Arc::new(TokioSleeper)
 }
 
 /// The wait before attempt `attempt + 1` (`attempt` ≥ 1 just failed): the server's hint
 /// when given, else exponential backoff scaled by `jitter` (a factor in `0.75..=1.25`);
 /// never more than `max`.
-pub fn retry_delay(
+pub(crate) fn retry_delay(
     attempt: u32,
     retry_after: Option<Duration>,
     max: Duration,
@@ -60,14 +60,14 @@ pub fn retry_delay(
 }
 
 /// A jitter factor in `0.75..1.25`.
-pub fn random_jitter() -> f64 {
+pub(crate) fn random_jitter() -> f64 {
     let unit = (random_u64() >> 11) as f64 / (1u64 << 53) as f64;
     0.75 + unit * 0.5
 }
 
 /// 64 random-enough bits from the standard library's randomly keyed hasher and the clock
 /// (for jitter and id offsets; not for anything secret; no random-number crate needed).
-pub fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(
         SystemTime::now()
@@ -79,7 +79,7 @@ pub fn random_u64() -> u64 {
 
 /// The server's wait hint from response headers: `retry-after-ms` (OpenAI, Azure) in
 /// milliseconds, else `Retry-After` as seconds or an HTTP date.
-pub fn retry_after_from_headers(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after_from_headers(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
         && ms.is_finite()
@@ -92,7 +92,7 @@ pub fn retry_after_from_headers(headers: &reqwest::header::HeaderMap) -> Option<
 
 /// `Retry-After` as delay-seconds (RFC 9110 §10.2.3; fractions accepted) or an HTTP date
 /// relative to `now` (a date in the past means no wait).
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<f64>() {
         return (seconds.is_finite() && seconds >= 0.0)
@@ -106,7 +106,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7) into Unix
 /// seconds. The obsolete RFC 850 and asctime forms are not accepted (no server we target
 /// sends them); an unparsable date means "no hint".
-pub fn httpdate_to_unix(value: &str) -> Option<u64> {
+pub(crate) fn httpdate_to_unix(value: &str) -> Option<u64> {
     let parts: Vec<&str> = value.split_whitespace().collect();
     let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
         return None;

@@ -55,7 +55,7 @@ impl Message {
 
     /// A user-role message written by the harness, not the user (see
     /// [`Message::from_harness`]).
-    pub fn harness(text: impl Into<String>) -> Self {
+    pub(crate) fn harness(text: impl Into<String>) -> Self {
         Self {
             from_harness: true,
             ..Self::text(Role::User, text)
@@ -87,7 +87,7 @@ impl Message {
     }
 
     /// Whether this is a user-role message the harness wrote, not the user.
-    pub fn is_from_harness(&self) -> bool {
+    pub(crate) fn is_from_harness(&self) -> bool {
         self.role == Role::User && self.from_harness
     }
 }
@@ -124,44 +124,67 @@ pub struct Completion {
     /// are already converted to [`ToolCall`]s here.
     pub message: Message,
     /// `finish_reason` as sent; informative only, tool calls are decided on the array.
-    pub finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
     /// `None` when the provider reported no usage.
-    pub usage: Option<Usage>,
+    pub(crate) usage: Option<Usage>,
     /// The tool calls were read from the reply's text (the model wrote them as text instead
     /// of using the tool-calling interface): evidence for the coach (`agent::coach`).
-    pub calls_from_text: bool,
+    pub(crate) calls_from_text: bool,
 }
 
 /// Parses tool-call arguments leniently (SPEC §4.2 step 1): a JSON object text, `""`, `null`
 /// or whitespace (→ `{}`), or a JSON string holding an object (double-encoded, unwrapped once).
 ///
 /// # Errors
-/// The parser's message when the text is not JSON, or a description when it is JSON but not
-/// an object.
-pub fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+/// [`ArgumentsError::Json`] with the parser's message when the text is not JSON,
+/// [`ArgumentsError::NotObject`] when it is JSON but not an object.
+pub(crate) fn parse_arguments(
+    text: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, ArgumentsError> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(serde_json::Map::new());
     }
-    let value: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_str(trimmed).map_err(|e| ArgumentsError::Json(e.to_string()))?;
     match value {
         serde_json::Value::Object(map) => Ok(map),
         serde_json::Value::Null => Ok(serde_json::Map::new()),
         serde_json::Value::String(inner) => match serde_json::from_str(&inner) {
             Ok(serde_json::Value::Object(map)) => Ok(map),
-            _ => Err("expected a JSON object, found a string".to_string()),
+            _ => Err(ArgumentsError::NotObject("a string")),
         },
-        other => Err(format!(
-            "expected a JSON object, found {}",
-            json_kind(&other)
-        )),
+        other => Err(ArgumentsError::NotObject(json_kind(&other))),
     }
+}
+
+/// Why a tool call's arguments are not a JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ArgumentsError {
+    /// Not JSON at all: the parser's message.
+    #[error("{0}")]
+    Json(String),
+    /// JSON, but this kind of value (`an array`, `a number`, ...).
+    #[error("expected a JSON object, found {0}")]
+    NotObject(&'static str),
+}
+
+/// The key argument of a call's `arguments` for one line of display and the audit log: the
+/// `command`, else the `path`, `name` or `description` string, else the arguments as sent.
+pub(crate) fn key_argument(arguments: &str) -> String {
+    let parsed = parse_arguments(arguments).unwrap_or_default();
+    for key in ["command", "path", "name", "description"] {
+        if let Some(value) = parsed.get(key).and_then(|v| v.as_str()) {
+            return value.to_string();
+        }
+    }
+    arguments.to_string()
 }
 
 /// The form of `arguments` stored in history: the text as sent when it is a JSON object,
 /// the unwrapped object for `""`/`null`/double-encoded input, and `{}` when it cannot be
 /// parsed (the call's error result explains why). Strict providers reject anything else.
-pub fn sanitize_arguments(text: &str) -> String {
+pub(crate) fn sanitize_arguments(text: &str) -> String {
     let trimmed = text.trim();
     // Fast path (every request re-sends every stored call): a valid object stays as sent.
     if trimmed.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
@@ -174,7 +197,7 @@ pub fn sanitize_arguments(text: &str) -> String {
 }
 
 /// `object`, `array`, `string`, ... for error messages.
-pub fn json_kind(value: &serde_json::Value) -> &'static str {
+pub(crate) fn json_kind(value: &serde_json::Value) -> &'static str {
     match value {
         serde_json::Value::Null => "null",
         serde_json::Value::Bool(_) => "a boolean",

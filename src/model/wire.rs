@@ -11,31 +11,31 @@ use super::{ChatRequest, SendReasoning, ToolSpec};
 
 /// Request options that vary by provider and by call.
 #[derive(Debug, Clone, Default)]
-pub struct WireOptions {
-    pub model: String,
-    pub stream: bool,
+pub(crate) struct WireOptions {
+    pub(crate) model: String,
+    pub(crate) stream: bool,
     /// Ask for a final usage chunk (`stream_options.include_usage`) when streaming.
-    pub usage_in_stream: bool,
+    pub(crate) usage_in_stream: bool,
     /// How assistant messages are written.
-    pub messages: MessageOptions,
+    pub(crate) messages: MessageOptions,
     /// Fields merged into the request body (provider extras from config).
-    pub extra_body: Map<String, Value>,
+    pub(crate) extra_body: Map<String, Value>,
 }
 
 /// How assistant messages are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MessageOptions {
+pub(crate) struct MessageOptions {
     /// Send tool-only assistant messages with `content: ""` instead of `null`, for servers
     /// that reject null content.
-    pub empty_content_for_tool_calls: bool,
+    pub(crate) empty_content_for_tool_calls: bool,
     /// Which assistant messages carry their `reasoning_content` back.
-    pub reasoning: SendReasoning,
+    pub(crate) reasoning: SendReasoning,
 }
 
 /// The chat-completions request body. Tools keep the order given and nothing in a message
 /// depends on its position, so the serialized prefix is byte-identical from one request to
 /// the next (provider prompt caches depend on it).
-pub fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
+pub(crate) fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(options.model.clone()));
     let messages = request
@@ -62,7 +62,7 @@ pub fn request_body(request: &ChatRequest, options: &WireOptions) -> Value {
 }
 
 /// An assistant message with neither text nor tool calls, which strict servers reject.
-pub fn is_empty_assistant(message: &Message) -> bool {
+pub(crate) fn is_empty_assistant(message: &Message) -> bool {
     message.role == Role::Assistant
         && message.tool_calls.is_empty()
         && message.content.as_deref().is_none_or(str::is_empty)
@@ -82,7 +82,7 @@ fn tool_json(tool: &ToolSpec) -> Value {
 /// One message in wire form: `content` always present (a string, or `null` for a tool-only
 /// assistant message unless `options` says `""`); tool-call arguments always a JSON object
 /// text ([`sanitize_arguments`]); `reasoning_content` only where `options` asks for it.
-pub fn message_json(message: &Message, options: MessageOptions) -> Value {
+pub(crate) fn message_json(message: &Message, options: MessageOptions) -> Value {
     let role = match message.role {
         Role::System => "system",
         Role::User => "user",
@@ -137,19 +137,31 @@ pub struct RawCompletion {
     pub content: String,
     pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
-    pub finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
     pub usage: Option<Usage>,
+}
+
+/// Why a non-streaming response body could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ResponseError {
+    /// The body is not JSON (an HTML error page, a proxy's text).
+    #[error("not JSON ({0})")]
+    NotJson(String),
+    /// The body is an `error` object; its message.
+    #[error("{0}")]
+    Server(String),
 }
 
 /// Parses a non-streaming chat-completions response body. Missing ids stay empty (the
 /// client synthesizes them); a leading `<think>` block in the content becomes reasoning.
 ///
 /// # Errors
-/// A description when the body is not JSON or holds an `error` object.
-pub fn parse_response(body: &str) -> Result<RawCompletion, String> {
-    let value: Value = serde_json::from_str(body).map_err(|e| format!("not JSON ({e})"))?;
+/// A [`ResponseError`] when the body is not JSON or holds an `error` object.
+pub(crate) fn parse_response(body: &str) -> Result<RawCompletion, ResponseError> {
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| ResponseError::NotJson(e.to_string()))?;
     if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-        return Err(error_message(error));
+        return Err(ResponseError::Server(error_message(error)));
     }
     let mut out = RawCompletion {
         usage: value.get("usage").and_then(parse_usage),
@@ -185,17 +197,17 @@ pub fn parse_response(body: &str) -> Result<RawCompletion, String> {
 }
 
 /// `choices[0]`, tolerating `choices: []`, `null` or absent.
-pub fn first_choice(value: &Value) -> Option<&Value> {
+pub(crate) fn first_choice(value: &Value) -> Option<&Value> {
     value.get("choices")?.as_array()?.first()
 }
 
 /// A string field, or `None` when absent, null or not a string.
-pub fn string_field(value: &Value, key: &str) -> Option<String> {
+pub(crate) fn string_field(value: &Value, key: &str) -> Option<String> {
     value.get(key)?.as_str().map(str::to_string)
 }
 
 /// Message content as text: a string, or the text parts of a content-part array.
-pub fn content_text(content: Option<&Value>) -> String {
+pub(crate) fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(parts)) => parts
@@ -208,7 +220,7 @@ pub fn content_text(content: Option<&Value>) -> String {
 
 /// Reasoning of a message or delta: `reasoning_content` (DeepSeek, Kimi, vLLM, llama.cpp),
 /// else `reasoning` (OpenRouter, Groq, Ollama); `""` when neither is a string.
-pub fn reasoning_text(message: &Value) -> String {
+pub(crate) fn reasoning_text(message: &Value) -> String {
     string_field(message, "reasoning_content")
         .filter(|r| !r.is_empty())
         .or_else(|| string_field(message, "reasoning"))
@@ -216,7 +228,7 @@ pub fn reasoning_text(message: &Value) -> String {
 }
 
 /// Arguments as text: a string as-is, an object (or other JSON) serialized, null → `""`.
-pub fn arguments_text(arguments: Option<&Value>) -> String {
+pub(crate) fn arguments_text(arguments: Option<&Value>) -> String {
     match arguments {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(text)) => text.clone(),
@@ -231,7 +243,7 @@ pub fn arguments_text(arguments: Option<&Value>) -> String {
 /// `input_tokens_details.cached_tokens`, `prompt_cache_hit_tokens` (DeepSeek),
 /// `cache_read_input_tokens` (Anthropic-style proxies) or `cached_tokens` (Moonshot); `cost`
 /// in USD (OpenRouter), as a number or numeric string.
-pub fn parse_usage(usage: &Value) -> Option<Usage> {
+pub(crate) fn parse_usage(usage: &Value) -> Option<Usage> {
     let object = usage.as_object()?;
     let count = |keys: &[&str]| keys.iter().find_map(|k| object.get(*k).and_then(as_count));
     let prompt = count(&["prompt_tokens", "input_tokens"]);
@@ -278,13 +290,13 @@ fn as_count(value: &Value) -> Option<u64> {
 }
 
 /// llama.cpp's `timings.cache_n`: prompt tokens reused from its KV cache.
-pub fn llama_cache_n(value: &Value) -> Option<u64> {
+pub(crate) fn llama_cache_n(value: &Value) -> Option<u64> {
     value.get("timings")?.get("cache_n").and_then(as_count)
 }
 
 /// The human-readable message of an error body (`{"error": {"message": ...}}`,
 /// `{"error": "..."}`, `{"message": ...}`), else the body itself, shortened.
-pub fn error_message(error: &Value) -> String {
+pub(crate) fn error_message(error: &Value) -> String {
     if let Some(text) = error.as_str() {
         return text.to_string();
     }
@@ -441,7 +453,7 @@ mod tests {
         assert!(parse_response("<html>").is_err());
         assert_eq!(
             parse_response(r#"{"error":{"message":"x"}}"#),
-            Err("x".to_string())
+            Err(ResponseError::Server("x".to_string()))
         );
         assert_eq!(
             parse_response(r#"{"choices":null}"#).map(|r| r.content),

@@ -9,7 +9,7 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// The command or path, exactly as it will be used.
     pub subject: String,
-    pub evaluation: Evaluation,
+    pub(crate) evaluation: Evaluation,
 }
 
 /// The user's answer.
@@ -47,7 +47,7 @@ impl Approver for AlwaysYes {
 
 /// No terminal to ask on: every `ask` is declined with an explanation to the model.
 #[derive(Debug, Default)]
-pub struct NoTerminal;
+pub(crate) struct NoTerminal;
 
 impl Approver for NoTerminal {
     fn ask(&self, _: &ApprovalRequest) -> ApprovalAnswer {

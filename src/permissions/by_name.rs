@@ -15,7 +15,7 @@ use super::rules::{Compiled, glob_text};
 impl PermissionEngine {
     /// Rates a call of `tool` with `arguments` (compact JSON). The one part's `command` is
     /// the tool's name, which is what `a` at the prompt allows.
-    pub fn check_tool(&self, tool: &str, arguments: &str) -> Evaluation {
+    pub(crate) fn check_tool(&self, tool: &str, arguments: &str) -> Evaluation {
         let pick = |list: &[Compiled]| {
             list.iter()
                 .rev()
@@ -57,7 +57,7 @@ impl PermissionEngine {
 
     /// Remembers `tool` approved with `a`: its later calls are allowed unless a rule denies
     /// them.
-    pub fn allow_tool_for_session(&mut self, tool: &str) {
+    pub(crate) fn allow_tool_for_session(&mut self, tool: &str) {
         if !tool.is_empty() && !self.session_tools.iter().any(|t| t == tool) {
             self.session_tools.push(tool.to_string());
         }
@@ -66,7 +66,7 @@ impl PermissionEngine {
 
 impl Compiled {
     /// Whether this rule rates a call of `tool` (rated by name) with `arguments`.
-    pub fn matches_tool_call(&self, tool: &str, arguments: &str) -> bool {
+    pub(crate) fn matches_tool_call(&self, tool: &str, arguments: &str) -> bool {
         let pieces: Vec<String> = self.rule.tool.split('*').map(str::to_string).collect();
         glob_text(&pieces, tool) && self.matches_command(arguments)
     }

@@ -65,12 +65,12 @@ impl fmt::Display for Rule {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PartVerdict {
     /// The normalized simple command, or the resolved path.
-    pub command: String,
+    pub(crate) command: String,
     pub decision: Decision,
     /// The rule that decided, when one matched.
-    pub rule: Option<Rule>,
+    pub(crate) rule: Option<Rule>,
     /// Why, in a few words.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The verdict on a whole request: the strictest of its parts.
@@ -82,7 +82,7 @@ pub struct Evaluation {
 
 impl Evaluation {
     /// Combines parts; an empty list is `ask` (nothing was understood, so nothing is allowed).
-    pub fn from_parts(parts: Vec<PartVerdict>) -> Self {
+    pub(crate) fn from_parts(parts: Vec<PartVerdict>) -> Self {
         let decision = parts
             .iter()
             .map(|p| p.decision)
@@ -92,7 +92,7 @@ impl Evaluation {
     }
 
     /// The part that decided the verdict (the first of the strictest).
-    pub fn deciding_part(&self) -> Option<&PartVerdict> {
+    pub(crate) fn deciding_part(&self) -> Option<&PartVerdict> {
         self.parts.iter().find(|p| p.decision == self.decision)
     }
 

@@ -10,19 +10,20 @@
 //! publishing commits (plus `doas`/`pkexec`, the other ways to run as root).
 //!
 //! Files: reads and writes inside the workspace are allowed, anything outside is `ask`,
-//! writes under `.git/` (hooks, config: they change what git runs) and `.agents/` (project
-//! rules, roles, skills) are `ask`, reading `.env` files is `ask` (their secrets would go to
-//! the model provider), and credential stores are `deny`.
+//! writes to a path with a `.git` component at any depth (hooks, config: they change what git
+//! runs, in nested repositories too; a worktree's `.git` file names its git directory) and
+//! under `.agents/` (project rules, roles, skills) are `ask`, reading `.env` files is `ask`
+//! (their secrets would go to the model provider), and the [`SECRET_LOCATIONS`] are `deny`.
 
 use super::decision::Decision::{self, Allow, Ask, Deny};
 
 /// One built-in rule: tool, pattern, action, and why (shown when it decides).
-pub type DefaultRule = (&'static str, &'static str, Decision, &'static str);
+pub(crate) type DefaultRule = (&'static str, &'static str, Decision, &'static str);
 
 const READ: &str = "read-only: reads files or prints information";
 
 /// Built-in bash rules, in evaluation order.
-pub const BASH: &[DefaultRule] = &[
+pub(crate) const BASH: &[DefaultRule] = &[
     ("bash", "*", Ask, "no rule allows this command"),
     ("bash", "ls", Allow, READ),
     ("bash", "ls *", Allow, READ),
@@ -208,15 +209,27 @@ pub const FILES: &[DefaultRule] = &[
     ),
     (
         "write_file",
-        "$WORKSPACE/.git/**",
+        "**/.git/**",
         Ask,
-        "writes under .git/ can change what git runs",
+        "writes under a .git/ (any repository) can change what git runs",
     ),
     (
         "str_replace",
-        "$WORKSPACE/.git/**",
+        "**/.git/**",
         Ask,
-        "writes under .git/ can change what git runs",
+        "writes under a .git/ (any repository) can change what git runs",
+    ),
+    (
+        "write_file",
+        "**/.git",
+        Ask,
+        "a .git file names the repository git uses",
+    ),
+    (
+        "str_replace",
+        "**/.git",
+        Ask,
+        "a .git file names the repository git uses",
     ),
     (
         "write_file",
@@ -243,11 +256,11 @@ pub const FILES: &[DefaultRule] = &[
     ("*", "~/.aws/**", Deny, "cloud credentials"),
     ("*", "~/.config/gcloud/**", Deny, "cloud credentials"),
     ("*", "~/.azure/**", Deny, "cloud credentials"),
-    ("*", "~/.kube/config", Deny, "cluster credentials"),
+    ("*", "~/.kube/**", Deny, "cluster credentials"),
     ("*", "~/.docker/config.json", Deny, "registry credentials"),
     ("*", "~/.netrc", Deny, "login credentials"),
     ("*", "~/.git-credentials", Deny, "git credentials"),
-    ("*", "~/.config/gh/hosts.yml", Deny, "GitHub token"),
+    ("*", "~/.config/gh/**", Deny, "GitHub token"),
     ("*", "~/.cargo/credentials.toml", Deny, "crates.io token"),
     ("*", "~/.cargo/credentials", Deny, "crates.io token"),
     ("*", "~/.pypirc", Deny, "PyPI token"),
@@ -255,10 +268,41 @@ pub const FILES: &[DefaultRule] = &[
     ("*", "$AGENT_HOME/env", Deny, "the agent's API key"),
 ];
 
-/// The reason of the built-in rule with this tool, pattern and action.
-pub fn reason(tool: &str, pattern: &str, action: Decision) -> Option<&'static str> {
-    BASH.iter()
-        .chain(FILES)
-        .find(|(t, p, a, _)| *t == tool && *p == pattern && *a == action)
-        .map(|(_, _, _, reason)| *reason)
+/// Secret locations (`~` is the home directory): denied to the file tools and to paths named
+/// in commands by [`FILES`], and hidden from commands by the sandbox (issue 15). A directory
+/// is listed by its own path and covered by a `/**` rule.
+pub const SECRET_LOCATIONS: &[&str] = &[
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.cargo/credentials.toml",
+    "~/.cargo/credentials",
+    "~/.pypirc",
+    "~/.npmrc",
+    "$AGENT_HOME/env",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_secret_location_has_a_deny_rule() {
+        for location in SECRET_LOCATIONS {
+            let file = FILES
+                .iter()
+                .any(|(t, p, a, _)| *t == "*" && *p == *location && *a == Deny);
+            let dir = FILES
+                .iter()
+                .any(|(t, p, a, _)| *t == "*" && *p == format!("{location}/**") && *a == Deny);
+            assert!(file || dir, "{location} has no deny rule");
+        }
+    }
 }

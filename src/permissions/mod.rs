@@ -6,12 +6,12 @@
 //! runs anything (it may list directories to expand globs and resolve symlinks). Unknown
 //! means `ask`, never `allow`.
 //!
-//! Rule order (§5.1, §2.2): built-in defaults, then the user config, then — only in a
-//! workspace the user trusted with `agent trust` — the project config; the last matching rule
-//! wins. An untrusted project config's `ask` and `deny` rules can only make a verdict
-//! stricter (they are evaluated on their own and the stricter result is kept), and its
-//! `allow` rules are ignored with one warning. Session approvals (`a` at the prompt) turn
-//! `ask` into `allow` and never override `deny`.
+//! Rule order (§5.1, §2.2): built-in defaults, then the configured rules in the order
+//! [`crate::config::PermissionSettings`] resolved them (the user's, then a trusted project's);
+//! the last matching rule wins. The `ask` and `deny` rules of an untrusted project config
+//! can only make a verdict stricter: they are evaluated on their own and the stricter result
+//! is kept. Session approvals (`a` at the prompt) turn `ask` into `allow` and never override
+//! `deny`.
 //!
 //! Choices where the SPEC and the issue are silent (what a Codex / Claude Code user expects):
 //! - A session approval remembers the part as shown; it also covers the same command with
@@ -23,20 +23,21 @@
 //!   those named literally, through `~`, `$HOME`, `$AGENT_HOME`, a literal value the line
 //!   assigns, `$(echo literal)`, or a glob; values only known at run time are not checked
 //!   (the sandbox confines what commands can do). A recursive search (`grep -r`, `rg`,
-//!   `find`) over a directory holding a denied path is `ask`.
+//!   `find`) over a directory holding a denied path is `ask`, and so is one that follows
+//!   symlinks (`grep -R`, `rg -L`, `find -L`) over a tree holding a link to one.
 //! - Reading `.env` files with `read_file` is `ask` (their secrets would go to the model
 //!   provider); writing them is `deny` (issue 3).
 
 pub mod approval;
 mod by_name;
-pub mod check;
-pub mod decision;
+pub(crate) mod decision;
 pub mod defaults;
-pub mod paths;
+pub(crate) mod paths;
 mod printed;
 mod rate;
 pub mod rules;
 pub mod shell;
+pub(crate) mod symlinks;
 
 use std::path::Path;
 
@@ -44,7 +45,7 @@ pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use decision::{Decision, Evaluation, PartVerdict, Rule, RuleSource};
 pub use rules::PathContext;
 
-use crate::config::Config;
+use crate::config::PermissionSettings;
 use rules::Compiled;
 
 /// Rules plus the session's "always" approvals.
@@ -167,46 +168,17 @@ impl PermissionEngine {
         }
     }
 
-    /// Defaults, then user rules, then project rules (allow rules only in a trusted
-    /// workspace). The strings are warnings for the user: ignored project rules, bad globs.
-    pub fn from_config(config: &Config) -> (Self, Vec<String>) {
-        let user = rules::from_specs(&config.user.permissions.rules, RuleSource::User);
-        let project = rules::from_specs(&config.project.permissions.rules, RuleSource::Project);
-        let paths = PathContext {
-            workspace: config.workspace.clone(),
-            cwd: config.cwd.clone(),
-            home: config.home.clone(),
-            agent_home: config.agent_home.clone(),
-        };
-        let mut warnings = Vec::new();
-        let engine = if config.project_trusted {
-            let mut all = user;
-            all.extend(project);
-            Self::build(all, Vec::new(), paths)
-        } else {
-            let (ignored, tighten): (Vec<Rule>, Vec<Rule>) = project
-                .into_iter()
-                .partition(|r| r.action == Decision::Allow);
-            if !ignored.is_empty() {
-                let names: Vec<String> = ignored
-                    .iter()
-                    .map(|r| format!("{} `{}`", r.tool, r.pattern))
-                    .collect();
-                warnings.push(format!(
-                    "ignoring allow rules in the untrusted project config {} ({}); run `agent trust` in this workspace to apply them",
-                    config.project_file().display(),
-                    names.join(", ")
-                ));
-            }
-            Self::build(user, tighten, paths)
-        };
+    /// Defaults, then the configured rules of `settings` (see
+    /// [`crate::config::PermissionSettings`] for which apply), with `paths` for path rules.
+    /// The strings are warnings for the user: ignored project rules, bad globs.
+    pub fn from_settings(settings: &PermissionSettings, paths: PathContext) -> (Self, Vec<String>) {
+        let mut rules = rules::from_specs(&settings.user, RuleSource::User);
+        rules.extend(rules::from_specs(&settings.project, RuleSource::Project));
+        let tighten = rules::from_specs(&settings.tighten, RuleSource::Project);
+        let engine = Self::build(rules, tighten, paths);
+        let mut warnings = settings.warnings.clone();
         warnings.extend(engine.warnings.iter().cloned());
         (engine, warnings)
-    }
-
-    /// Every rule in evaluation order (defaults first), then the tightening-only ones.
-    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
-        self.rules.iter().chain(&self.tighten).map(|c| &c.rule)
     }
 
     /// Rates a shell command line: one part per command bash would execute.
@@ -264,14 +236,14 @@ impl PermissionEngine {
 
     /// Remembers a bash command prefix approved with `a`: later commands equal to it, or
     /// extending it with more words when nothing but a rule made them `ask`, are allowed.
-    pub fn allow_for_session(&mut self, prefix: &str) {
+    pub(crate) fn allow_for_session(&mut self, prefix: &str) {
         if !prefix.is_empty() && !self.session_commands.iter().any(|p| p == prefix) {
             self.session_commands.push(prefix.to_string());
         }
     }
 
     /// Remembers a file path approved with `a` for `tool`.
-    pub fn allow_file_for_session(&mut self, tool: &str, path: &str) {
+    pub(crate) fn allow_file_for_session(&mut self, tool: &str, path: &str) {
         let entry = (tool.to_string(), path.to_string());
         if !path.is_empty() && !self.session_paths.contains(&entry) {
             self.session_paths.push(entry);

@@ -17,13 +17,13 @@ use std::path::{Component, Path, PathBuf};
 use super::shell::PathArg;
 
 /// Glob matches examined per argument.
-pub const MAX_GLOB_MATCHES: usize = 256;
+pub(crate) const MAX_GLOB_MATCHES: usize = 256;
 /// Directories relative paths are tried against (the start directory and `cd` targets).
-pub const MAX_BASES: usize = 8;
+pub(crate) const MAX_BASES: usize = 8;
 
 /// Resolves paths for one decision, caching directories.
 #[derive(Debug, Default)]
-pub struct Resolver {
+pub(crate) struct Resolver {
     directories: HashMap<std::ffi::OsString, PathBuf>,
     /// Per resolved directory, the names of its entries that are symlinks (`None` when the
     /// directory is too large or unreadable to list: then each name is checked alone).
@@ -57,7 +57,7 @@ impl Resolver {
     /// Every path `arg` may refer to, lexical and resolved. `root` maps the variable a path
     /// starts with (`HOME`, `AGENT_HOME`, a variable the line assigns) to the directories it
     /// may hold; none means the path cannot be checked (no candidates).
-    pub fn candidates(
+    pub(crate) fn candidates(
         &mut self,
         arg: &PathArg,
         bases: &[PathBuf],
@@ -100,7 +100,7 @@ impl Resolver {
 
     /// The physical path: the resolved parent directory (cached) joined with the last
     /// component, followed if it is a symlink.
-    pub fn resolve(&mut self, path: &Path) -> PathBuf {
+    pub(crate) fn resolve(&mut self, path: &Path) -> PathBuf {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return resolve(path);
         };
@@ -200,7 +200,7 @@ fn unescape_glob(component: &str) -> String {
 }
 
 /// Removes `.` and resolves `..` without touching the disk.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -219,7 +219,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// Follows symlinks: the canonical path, or for a path that does not exist, the canonical
 /// deepest existing ancestor joined with the rest.
-pub fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     if let Ok(canonical) = path.canonicalize() {
         return canonical;
     }

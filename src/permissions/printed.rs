@@ -14,7 +14,7 @@ const MAX_ROUNDS: usize = 64;
 
 /// The whitespace-separated words `program` prints with `arguments` (words after the program),
 /// for `printf` and `echo` with `-e`; empty for anything else.
-pub fn printed_words(program: &str, arguments: &[Word]) -> Vec<String> {
+pub(crate) fn printed_words(program: &str, arguments: &[Word]) -> Vec<String> {
     let texts: Vec<&str> = arguments.iter().map(|w| w.text.as_str()).collect();
     let output = match program {
         "printf" => printf(&texts),

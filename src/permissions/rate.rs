@@ -7,12 +7,13 @@
 //! files) lift `allow` to `ask`; a path argument or redirection under a file `deny` rule makes
 //! it `deny`; a session approval turns `ask` into `allow`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::decision::{Decision, Evaluation, PartVerdict, Rule};
 use super::paths::{self, MAX_BASES, Resolver};
 use super::rules::Compiled;
 use super::shell::{self, Item, Opaque, PathArg, RedirectKind, Role, SimpleCommand, basename};
+use super::symlinks::{self, Finding};
 use super::{PermissionEngine, session_rule};
 
 /// Programs whose arguments are command names, not paths.
@@ -25,7 +26,7 @@ const PRINTERS: &[&str] = &["echo", "printf"];
 /// Longest text shown for an opaque part, in characters.
 const SHOWN_CHARS: usize = 200;
 
-pub fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
+pub(crate) fn bash(engine: &PermissionEngine, command: &str) -> Evaluation {
     let analysis = shell::analyze(command);
     let scope = Scope {
         bases: bases(engine, &analysis.directories),
@@ -351,7 +352,10 @@ fn moves_pattern(option: &str) -> bool {
 }
 
 /// A recursive search (`grep -r`, `rg`, `find`) over a directory that holds a denied path
-/// (`grep -r key ~` reads `~/.ssh`) is at least `ask`.
+/// (`grep -r key ~` reads `~/.ssh`) is at least `ask`; so is one that follows symlinks
+/// (`grep -R`, `rg -L`, `find -L`) over a tree holding a link to a denied path. The searched
+/// directories are the named ones, or every directory the command may run in (the start
+/// directory and each `cd` target, `$HOME` for a bare `cd`).
 fn recursive_floor(
     engine: &PermissionEngine,
     command: &SimpleCommand,
@@ -359,35 +363,22 @@ fn recursive_floor(
     resolver: &mut Resolver,
 ) -> Option<String> {
     let program = command.program().map_or("", basename);
-    let recursive = match program {
-        "rg" | "find" => true,
-        "grep" | "egrep" | "fgrep" => command.words.iter().skip(1).any(|w| {
-            let t = w.text.as_str();
-            t.starts_with("--recursive")
-                || t.starts_with("--dereference-recursive")
-                || t.starts_with("--directories=recurse")
-                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R']))
-        }),
-        _ => false,
-    };
-    if !recursive {
-        return None;
-    }
+    let follows = recursion(program, command.words.get(1..).unwrap_or_default())?;
     let roots = &engine.secret_roots;
-    let mut searched: Vec<PathBuf> = vec![engine.paths.start_dir().to_path_buf()];
+    let mut searched: Vec<PathBuf> = scope.bases.clone();
     for (arg, _) in named_paths(command) {
         searched.extend(resolver.candidates(&arg, &scope.bases, |name| scope.roots(engine, name)));
     }
-    for dir in searched {
-        let inside = |root: &PathBuf| {
-            let (root, dir) = (
-                root.as_os_str().as_encoded_bytes(),
-                dir.as_os_str().as_encoded_bytes(),
-            );
-            root.starts_with(dir)
-                && (root.len() == dir.len() || dir.ends_with(b"/") || root[dir.len()] == b'/')
-        };
-        if let Some((root, reason)) = roots.iter().find(|(root, _)| inside(root)) {
+    let inside = |root: &Path, dir: &Path| {
+        let (root, dir) = (
+            root.as_os_str().as_encoded_bytes(),
+            dir.as_os_str().as_encoded_bytes(),
+        );
+        root.starts_with(dir)
+            && (root.len() == dir.len() || dir.ends_with(b"/") || root[dir.len()] == b'/')
+    };
+    for dir in &searched {
+        if let Some((root, reason)) = roots.iter().find(|(root, _)| inside(root, dir)) {
             return Some(format!(
                 "searches `{}`, which holds `{}` ({reason}, denied)",
                 dir.display(),
@@ -395,7 +386,58 @@ fn recursive_floor(
             ));
         }
     }
-    None
+    if !follows {
+        return None;
+    }
+    let denied = |target: &Path| {
+        roots
+            .iter()
+            .find(|(root, _)| inside(target, root) || inside(root, target))
+            .map(|(root, reason)| format!("`{}`: {reason}", root.display()))
+    };
+    match symlinks::find_link_to_secret(&searched, &denied)? {
+        Finding::Link {
+            link,
+            target,
+            reason,
+        } => Some(format!(
+            "follows symlinks, and `{}` links to `{}` ({reason}, denied)",
+            link.display(),
+            target.display()
+        )),
+        Finding::TooLarge => Some(format!(
+            "follows symlinks through more than {} entries, too many to check for links to secrets",
+            symlinks::MAX_ENTRIES
+        )),
+    }
+}
+
+/// Whether `program` with `args` searches recursively: `None` if not, else whether it follows
+/// symlinks inside the tree (`rg -L`/`--follow`, `find -L`/`-follow`, `grep -R`/
+/// `--dereference-recursive`).
+fn recursion(program: &str, args: &[shell::Word]) -> Option<bool> {
+    let short = |w: &shell::Word, flag: char| {
+        let t = w.text.as_str();
+        t.starts_with('-') && !t.starts_with("--") && t.contains(flag)
+    };
+    match program {
+        "rg" => Some(args.iter().any(|w| w.text == "--follow" || short(w, 'L'))),
+        "find" => Some(args.iter().any(|w| w.text == "-L" || w.text == "-follow")),
+        "grep" | "egrep" | "fgrep" => {
+            let follows = args
+                .iter()
+                .any(|w| w.text.starts_with("--dereference-recursive") || short(w, 'R'));
+            let recursive = follows
+                || args.iter().any(|w| {
+                    let t = w.text.as_str();
+                    t.starts_with("--recursive")
+                        || t.starts_with("--directories=recurse")
+                        || short(w, 'r')
+                });
+            recursive.then_some(follows)
+        }
+        _ => None,
+    }
 }
 
 /// The path an argument names: the word itself, or the value of `--option=value`.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::decision::{Decision, Rule, RuleSource};
 use super::defaults::{self, DefaultRule};
+use crate::config::Paths;
 use crate::config::file::{ActionSpec, RuleSpec};
 
 /// Paths that file rules refer to.
@@ -25,9 +26,20 @@ pub struct PathContext {
     pub agent_home: PathBuf,
 }
 
+impl From<&Paths> for PathContext {
+    fn from(paths: &Paths) -> Self {
+        Self {
+            workspace: paths.workspace.clone(),
+            cwd: paths.cwd.clone(),
+            home: paths.home.clone(),
+            agent_home: paths.agent_home.clone(),
+        }
+    }
+}
+
 impl PathContext {
     /// The directory relative paths of shell commands start from.
-    pub fn start_dir(&self) -> &Path {
+    pub(crate) fn start_dir(&self) -> &Path {
         if self.cwd.as_os_str().is_empty() {
             &self.workspace
         } else {
@@ -38,10 +50,10 @@ impl PathContext {
 
 /// A rule ready to match.
 #[derive(Debug, Clone)]
-pub struct Compiled {
-    pub rule: Rule,
+pub(crate) struct Compiled {
+    pub(crate) rule: Rule,
     /// Why a built-in rule exists.
-    pub reason: Option<&'static str>,
+    pub(crate) reason: Option<&'static str>,
     command: Vec<String>,
     path: PathPattern,
     /// Precomputed [`Compiled::for_bash`].
@@ -65,7 +77,7 @@ const GLOB_OPTIONS: glob::MatchOptions = glob::MatchOptions {
 
 impl Compiled {
     /// Compiles `rule`; the warning names a pattern that is not a valid glob.
-    pub fn new(
+    pub(crate) fn new(
         rule: Rule,
         reason: Option<&'static str>,
         paths: &PathContext,
@@ -92,13 +104,13 @@ impl Compiled {
 
     /// Whether this rule rates shell commands: `bash` rules, and configured `*` rules (the
     /// built-in `*` rules are path rules).
-    pub fn for_bash(&self) -> bool {
+    pub(crate) fn for_bash(&self) -> bool {
         self.bash
     }
 
     /// Whether this rule rates `tool` touching a path. File tools without rules of their
     /// own are rated by the `read_file` / `write_file` rules.
-    pub fn for_file(&self, tool: &str, write: bool) -> bool {
+    pub(crate) fn for_file(&self, tool: &str, write: bool) -> bool {
         let own = ["read_file", "write_file", "str_replace"].contains(&tool);
         match self.rule.tool.as_str() {
             "bash" => false,
@@ -110,11 +122,11 @@ impl Compiled {
         }
     }
 
-    pub fn matches_command(&self, text: &str) -> bool {
+    pub(crate) fn matches_command(&self, text: &str) -> bool {
         glob_text(&self.command, text)
     }
 
-    pub fn matches_path(&self, path: &Path) -> bool {
+    pub(crate) fn matches_path(&self, path: &Path) -> bool {
         match &self.path {
             PathPattern::Any => true,
             // Lossy: a non-UTF-8 name must still match `*` (glob's matches_path says no).
@@ -128,7 +140,7 @@ impl Compiled {
 
     /// The literal text a matching path must start and end with (before the first and
     /// after the last glob metacharacter), for cheap rejection.
-    pub fn literal_ends(&self) -> (String, String) {
+    pub(crate) fn literal_ends(&self) -> (String, String) {
         match &self.path {
             PathPattern::Glob(pattern) => {
                 let text = pattern.as_str();
@@ -150,13 +162,13 @@ impl Compiled {
 
     /// Whether the pattern matches what is inside a directory (`dir/**`, `dir/*`), so
     /// naming the directory itself exposes what the rule protects.
-    pub fn covers_contents(&self) -> bool {
+    pub(crate) fn covers_contents(&self) -> bool {
         matches!(&self.path, PathPattern::Glob(p) if p.as_str().ends_with("/**") || p.as_str().ends_with("/*"))
     }
 
     /// The absolute path before the first glob metacharacter of a path pattern
     /// (`/home/u/.ssh` for `~/.ssh/**`), when there is one.
-    pub fn literal_root(&self) -> Option<PathBuf> {
+    pub(crate) fn literal_root(&self) -> Option<PathBuf> {
         let text = match &self.path {
             PathPattern::Glob(pattern) => pattern.as_str().to_string(),
             PathPattern::Literal(path) => path.to_string_lossy().into_owned(),
@@ -170,7 +182,7 @@ impl Compiled {
     }
 
     /// Why this rule decided, for the user.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         match (self.reason, self.rule.source) {
             (Some(reason), _) => reason.to_string(),
             (None, RuleSource::User) => "matched a rule in your config".into(),
@@ -240,7 +252,7 @@ fn strip_root<'a>(pattern: &'a str, roots: &[&str]) -> Option<&'a str> {
 }
 
 /// The built-in rules as [`Rule`]s with their reasons.
-pub fn defaults() -> Vec<(Rule, Option<&'static str>)> {
+pub(crate) fn defaults() -> Vec<(Rule, Option<&'static str>)> {
     defaults::BASH
         .iter()
         .chain(defaults::FILES)

@@ -4,12 +4,13 @@
 //! nothing changes. Questions are read with the REPL's own line editor (`ask`), so they work
 //! wherever the prompt does.
 
-use crate::agent::{Agent, AgentEvent};
+use crate::agent::Agent;
 use crate::checkpoints::{CheckpointError, Plan};
+use crate::events::AgentEvent;
 use crate::ui::checkpoints::{overview, plan_summary, report_text, turn_list};
 
 /// Reads one answer to a question; `None` when the user pressed Ctrl-C or Ctrl-D.
-pub type Ask<'a> = dyn FnMut(&str) -> Option<String> + 'a;
+pub(crate) type Ask<'a> = dyn FnMut(&str) -> Option<String> + 'a;
 
 fn yes(answer: Option<String>) -> bool {
     answer.is_some_and(|a| matches!(a.trim(), "y" | "Y" | "yes" | "Yes" | "YES"))
@@ -22,7 +23,7 @@ fn error(agent: &Agent, error: &CheckpointError) {
 }
 
 /// `/checkpoints`.
-pub fn overview_command(agent: &Agent) {
+pub(crate) fn overview_command(agent: &Agent) {
     match agent.checkpoints() {
         Some(checkpoints) => crate::out!("{}", overview(checkpoints)),
         None => error(agent, &CheckpointError::Disabled),
@@ -30,7 +31,7 @@ pub fn overview_command(agent: &Agent) {
 }
 
 /// `/undo`: puts back what this session's last turn that changed files changed.
-pub fn undo(agent: &mut Agent, ask: &mut Ask<'_>) {
+pub(crate) fn undo(agent: &mut Agent, ask: &mut Ask<'_>) {
     let plan = match agent.undo_plan() {
         Ok(plan) => plan,
         Err(e) => return error(agent, &e),
@@ -55,7 +56,7 @@ pub fn undo(agent: &mut Agent, ask: &mut Ask<'_>) {
 
 /// `/rewind`: lists this session's turns and restores the workspace to before one of them,
 /// offering to cut the conversation back too.
-pub fn rewind(agent: &mut Agent, ask: &mut Ask<'_>) {
+pub(crate) fn rewind(agent: &mut Agent, ask: &mut Ask<'_>) {
     let turns = match agent.rewind_choices() {
         Ok(turns) => turns,
         Err(e) => return error(agent, &e),

@@ -9,7 +9,7 @@
 
 /// Head and tail of a byte stream, with totals.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     budget: usize,
     head: Vec<u8>,
     head_cap: usize,
@@ -36,7 +36,7 @@ pub struct Captured {
 
 impl Capture {
     /// A capture that will produce at most about `budget` characters of text.
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         let budget = budget.max(2);
         let side = budget / 2 * 4;
         Self {
@@ -52,7 +52,7 @@ impl Capture {
     }
 
     /// Adds bytes as they arrive.
-    pub fn push(&mut self, data: &[u8]) {
+    pub(crate) fn push(&mut self, data: &[u8]) {
         if data.is_empty() {
             return;
         }
@@ -79,12 +79,13 @@ impl Capture {
     }
 
     /// Bytes received so far.
-    pub fn bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }
 
     /// The text and totals.
-    pub fn finish(self) -> Captured {
+    pub(crate) fn finish(self) -> Captured {
         let lines = self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'));
         let kept = (self.head.len() + self.tail.len()) as u64;
         let complete = kept == self.bytes;
@@ -182,7 +183,7 @@ fn utf8_width(lead: u8) -> usize {
 
 /// Terminal output → plain text: ANSI escapes removed, invalid UTF-8 replaced, `\r`
 /// overwrites resolved, control characters other than tab and newline dropped.
-pub fn clean(bytes: &[u8]) -> String {
+pub(crate) fn clean(bytes: &[u8]) -> String {
     let stripped = strip_ansi(bytes);
     let text = String::from_utf8_lossy(&stripped);
     let mut out = String::with_capacity(text.len());
@@ -199,7 +200,7 @@ pub fn clean(bytes: &[u8]) -> String {
 
 /// Removes ANSI/VT escape sequences: CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`),
 /// DCS/SOS/PM/APC strings, and two- or three-byte escapes (`ESC ( B`, `ESC M`).
-pub fn strip_ansi(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn strip_ansi(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {

@@ -19,6 +19,10 @@
 //!    refused with `EACCES`/`EPERM`, socket creation refused, client-library messages) add
 //!    one note naming `--network`.
 //! 5. A permission error naming no path at all, in a command that failed, adds a hedged note.
+//! 6. With namespaces (issue 15), any failing line (also `No such file or directory`,
+//!    `Read-only file system`, `Device or resource busy`) naming a path under a hidden secret
+//!    location says the read was blocked; one naming a protected path says the write was
+//!    blocked and why; a busy pinned directory says it cannot be moved or removed.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -66,6 +70,16 @@ const NETWORK_FAILURES: &[&str] = &[
     ": /dev/udp/",
 ];
 
+/// Failures that can come from the namespaces' mounts.
+const MOUNT_FAILURES: &[&str] = &[
+    "no such file or directory",
+    "read-only file system",
+    "erofs",
+    "device or resource busy",
+    "ebusy",
+    "not a directory",
+];
+
 /// Most blocked paths named in one result.
 const MAX_PATHS: usize = 3;
 
@@ -86,9 +100,12 @@ pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<Str
         );
     }
     let mut blocked: Vec<PathBuf> = Vec::new();
+    let mut mounts: Vec<String> = Vec::new();
     let mut unexplained = false;
     for (i, line) in lower.iter().enumerate() {
-        if network_lines[i] || !DENIALS.iter().any(|m| line.contains(m)) {
+        let denial = DENIALS.iter().any(|m| line.contains(m));
+        let mount = policy.namespaces && MOUNT_FAILURES.iter().any(|m| line.contains(m));
+        if network_lines[i] || !(denial || mount) {
             continue;
         }
         let mut candidates = paths_in(lines[i]);
@@ -97,16 +114,53 @@ pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<Str
                 candidates = paths_in(lines[i - back]);
             }
         }
-        if candidates.is_empty() {
+        if candidates.is_empty() && denial {
             unexplained = true;
         }
         for candidate in candidates {
             let real = real_path(&cwd.join(candidate));
-            if !policy.allows_write(&real) && agent_may_write(&real) && !blocked.contains(&real) {
+            // `git -C sub config ...` names `.git/config` relative to another directory: a
+            // protected path ending the same way is the one meant (or, if several do, one of
+            // them).
+            let ending: Vec<&PathBuf> = policy
+                .read_only
+                .iter()
+                .filter(|p| p.ends_with(candidate))
+                .collect();
+            let elsewhere = policy.protects(&real).is_none() && !candidate.starts_with('/');
+            if elsewhere && ending.len() > 1 && is_change(line) {
+                let note = format!(
+                    "[write to {candidate} blocked by sandbox: it is protected in every repository of the workspace (read-only for commands, because it decides what git runs); ask the user to make this change]"
+                );
+                if !mounts.contains(&note) {
+                    mounts.push(note);
+                }
+                continue;
+            }
+            let real = match ending.first() {
+                Some(protected) if elsewhere => (*protected).clone(),
+                _ => real,
+            };
+            // Another process's files (`/proc/1/environ`): Landlock keeps commands out of
+            // processes outside the sandbox; nothing to do with writes.
+            if real.starts_with("/proc") {
+                continue;
+            }
+            if let Some(note) = mount_note(&real, policy, line) {
+                if !mounts.contains(&note) {
+                    mounts.push(note);
+                }
+            } else if denial
+                && !policy.allows_write(&real)
+                && agent_may_write(&real)
+                && !blocked.contains(&real)
+            {
                 blocked.push(real);
             }
         }
     }
+    unexplained &= mounts.is_empty();
+    notes.extend(mounts.into_iter().take(MAX_PATHS));
     for path in blocked.iter().take(MAX_PATHS) {
         notes.push(blocked_note(path, policy));
     }
@@ -118,6 +172,48 @@ pub fn explain(text: &str, policy: &Policy, cwd: &Path, failed: bool) -> Vec<Str
         ));
     }
     notes
+}
+
+/// The note for a failure on `path` caused by the namespaces' mounts, if it was.
+fn mount_note(path: &Path, policy: &Policy, line: &str) -> Option<String> {
+    if let Some(secret) = policy.hides(path) {
+        return Some(format!(
+            "[read of {} blocked by sandbox: {} is a secret location, hidden from commands (they see it empty and unreadable); do not try to read it another way, ask the user if the task needs it]",
+            path.display(),
+            secret.display()
+        ));
+    }
+    if !is_change(line) {
+        return None;
+    }
+    if let Some(protected) = policy.protects(path) {
+        return Some(format!(
+            "[write to {} blocked by sandbox: {} is protected (read-only for commands, because it decides what git or the agent runs); ask the user to make this change]",
+            path.display(),
+            protected.display()
+        ));
+    }
+    let busy = line.contains("busy");
+    if busy && policy.pinned.iter().any(|p| p == path) {
+        return Some(format!(
+            "[{} cannot be moved or removed inside the sandbox (it holds or leads to a git repository); ask the user to do it]",
+            path.display()
+        ));
+    }
+    None
+}
+
+/// Whether a (lower-case) error line says a change was refused.
+fn is_change(line: &str) -> bool {
+    const CHANGES: &[&str] = &[
+        "read-only file system",
+        "erofs",
+        "permission denied",
+        "operation not permitted",
+        "device or resource busy",
+        "ebusy",
+    ];
+    CHANGES.iter().any(|m| line.contains(m))
 }
 
 fn blocked_note(path: &Path, policy: &Policy) -> String {
@@ -179,12 +275,25 @@ fn paths_in(line: &str) -> Vec<&str> {
 /// errors): the `: `-separated field just before the error text, never the first field.
 fn field_before_denial(line: &str) -> Option<&str> {
     let lower = line.to_ascii_lowercase();
-    let at = [": permission denied", ": operation not permitted"]
-        .iter()
-        .find_map(|m| lower.find(m))?;
+    let at = [
+        ": permission denied",
+        ": operation not permitted",
+        ": no such file or directory",
+        ": read-only file system",
+        ": device or resource busy",
+        ": not a directory",
+    ]
+    .iter()
+    .find_map(|m| lower.find(m))?;
     let before = &line[..at];
     let start = before.rfind(": ")? + 2;
-    let field = before[start..].trim();
+    let mut field = before[start..].trim();
+    // `could not write config file .git/config: ...`: the last word, when it is a path.
+    if let Some((_, last)) = field.rsplit_once(' ')
+        && last.contains('/')
+    {
+        field = last;
+    }
     let plain = !field.is_empty() && !field.contains([' ', '\'', '"', '`', '‘', '[']);
     // `EACCES`, `ERROR`: error codes, not file names.
     let code = field
@@ -218,7 +327,7 @@ fn quoted(line: &str) -> Vec<&str> {
 
 /// `path` as the kernel resolves it: `..` removed, symlinks (up to 8) followed, and the
 /// nearest existing ancestor canonicalized for paths that do not exist yet.
-pub fn real_path(path: &Path) -> PathBuf {
+pub(crate) fn real_path(path: &Path) -> PathBuf {
     let mut path = normalize(path);
     for _ in 0..8 {
         match std::fs::read_link(&path) {
@@ -283,9 +392,51 @@ mod tests {
     fn policy(mode: SandboxMode, writable: &[&Path]) -> Policy {
         Policy {
             mode,
-            network: false,
             writable: writable.iter().map(|p| p.to_path_buf()).collect(),
+            ..Policy::default()
         }
+    }
+
+    #[test]
+    fn hidden_reads_and_protected_writes_are_explained() -> std::io::Result<()> {
+        let root = tempfile::tempdir()?;
+        let base = root.path().canonicalize()?;
+        let ws = base.join("ws");
+        let ssh = base.join("home/.ssh");
+        std::fs::create_dir_all(ws.join(".git/hooks"))?;
+        std::fs::create_dir_all(&ssh)?;
+        std::fs::write(ssh.join("id_rsa"), "k")?;
+        std::os::unix::fs::symlink(&ssh, ws.join("keys"))?;
+        let policy = Policy {
+            writable: vec![ws.clone()],
+            namespaces: true,
+            hidden: vec![ssh.clone()],
+            read_only: vec![ws.join(".git/hooks")],
+            pinned: vec![ws.join(".git")],
+            ..Policy::default()
+        };
+        let text = "cat: keys/id_rsa: No such file or directory
+             bash: line 1: .git/hooks/pre-commit: Read-only file system
+             mv: cannot move '.git' to 'old': Device or resource busy
+             cat: missing.txt: No such file or directory
+";
+        let notes = explain(text, &policy, &ws, true);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].starts_with(&format!(
+            "[read of {} blocked by sandbox: {} is a secret location",
+            ssh.join("id_rsa").display(),
+            ssh.display()
+        )));
+        assert!(notes[1].starts_with(&format!(
+            "[write to {} blocked by sandbox: {} is protected",
+            ws.join(".git/hooks/pre-commit").display(),
+            ws.join(".git/hooks").display()
+        )));
+        assert!(notes[2].starts_with(&format!(
+            "[{} cannot be moved or removed inside the sandbox",
+            ws.join(".git").display()
+        )));
+        Ok(())
     }
 
     #[test]
@@ -321,6 +472,10 @@ mod tests {
                 &["/r/.gitconfig"],
             ),
             ("bash: line 1: out.txt: Permission denied", &["out.txt"]),
+            (
+                "error: could not write config file .git/config: Device or resource busy",
+                &[".git/config"],
+            ),
             ("Error: Permission denied (os error 13)", &[]),
             ("fetch https://x.org/y failed: Permission denied", &[]),
         ];

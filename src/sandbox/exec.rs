@@ -6,14 +6,16 @@
 //! Completion is keyed on the shell's exit (a pidfd), not on pipe EOF. One thread polls the
 //! pipe and the pidfd together, so nothing waits on a full pipe and exit is seen at once.
 //!
-//! Background processes: when the shell exits, whatever is still in its process group is
-//! stopped with it (SIGTERM, SIGKILL after the grace period) and the result says so. Chosen
-//! over "report as left running" because a left-over server keeps holding ports, files and
-//! the sandbox's write access after the tool call that started it is over, and the model
-//! cannot see or stop it; start it and use it within one command instead
-//! (`server & sleep 1; curl ...`). A process that left the group (`setsid`, daemons) cannot be
-//! found that way; if it still holds the output pipe the result says it was left running, and
-//! reading stops after a short wait so it never hangs the tool.
+//! Background processes: when the shell exits, whatever is still running is stopped with it
+//! (SIGTERM, SIGKILL after the grace period) and the result says so. Chosen over "report as
+//! left running" because a left-over server keeps holding ports, files and the sandbox's write
+//! access after the tool call that started it is over, and the model cannot see or stop it;
+//! start it and use it within one command instead (`server & sleep 1; curl ...`). For a
+//! confined command the helper's supervisor does this for every process the command started,
+//! `setsid` daemons included, and reports it on a status pipe ([`super::supervise`]); the
+//! helper dies with the agent (`PR_SET_PDEATHSIG`). Unconfined (`--sandbox off`), only the
+//! process group is stopped; a process that left it still holding the output pipe is reported
+//! as left running, and reading stops after a short wait so it never hangs the tool.
 //!
 //! Timeout and interrupt: SIGTERM to the whole group, SIGKILL after the grace period (§6).
 
@@ -26,11 +28,12 @@ use std::time::{Duration, Instant};
 use super::capture::{Capture, Captured};
 use super::policy::Policy;
 use super::process::{self, group_alive, signal_group};
-use super::{ExecSettings, SandboxMode, SandboxStatus, helper};
+use super::supervise::BACKGROUND_STOPPED;
+use super::{ExecSettings, SandboxMode, SandboxStatus, helper, protocol};
 use crate::cancel::CancelToken;
 
 /// Environment set for every command so nothing waits for a terminal (§6).
-pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+pub(crate) const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("GIT_EDITOR", "true"),
@@ -43,7 +46,7 @@ pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
 
 /// Variable telling the command how it is confined: `workspace-write`, `read-only`, `off` or
 /// `unsandboxed`.
-pub const SANDBOX_ENV: &str = "AGENT_SANDBOX";
+pub(crate) const SANDBOX_ENV: &str = "AGENT_SANDBOX";
 
 /// How long output is still read after the process group is gone (only a process that left
 /// the group can still hold the pipe then).
@@ -56,6 +59,8 @@ const GROUP_POLL: Duration = Duration::from_millis(10);
 const DRAIN_SLICE: usize = 8 << 20;
 /// Pipe buffer asked for, in bytes.
 const PIPE_SIZE: i32 = 1 << 20;
+/// Descriptor number of the status pipe in the helper.
+const STATUS_FD: i32 = 3;
 
 /// One command to run.
 #[derive(Debug, Clone, Copy)]
@@ -132,23 +137,40 @@ pub fn run(
     settings: &ExecSettings,
     cancel: &CancelToken,
 ) -> Result<ExecOutcome, ExecError> {
-    let confinement = confinement(job, settings)?;
+    let mut confinement = confinement(job, settings)?;
     let (reader, writer) = std::io::pipe()?;
     process::grow_pipe(&reader, PIPE_SIZE);
     process::set_nonblocking(&reader)?;
-    let mut command = build_command(job, settings, &confinement);
+    let status = match &mut confinement {
+        Confinement::Confined(policy) => {
+            policy.status_fd = Some(STATUS_FD);
+            let (status_reader, status_writer) = std::io::pipe()?;
+            process::set_nonblocking(&status_reader)?;
+            Some((status_reader, status_writer))
+        }
+        _ => None,
+    };
+    let mut command = build_command(job, settings, &confinement, status.as_ref().map(|s| &s.1));
     command.stdout(writer.try_clone()?).stderr(writer);
     let child = command.spawn()?;
-    // The parent's copies of the write end go with `command`, so EOF can be seen.
+    // The parent's copies of the write ends go with `command`, so EOF can be seen.
     drop(command);
+    let status_reader = status.map(|(reader, _)| reader);
     let mut monitor = Monitor::new(child, reader, job.budget);
-    let (ending, background) = monitor.supervise(job.timeout, settings.kill_grace, cancel);
+    let (ending, mut background) = monitor.supervise(job.timeout, settings.kill_grace, cancel);
+    // After a timeout or interrupt everything was stopped on purpose; not worth a note.
+    if let Some(mut status) = status_reader.filter(|_| matches!(ending, Ending::Exited(_))) {
+        let mut byte = [0u8; 1];
+        if status.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] == BACKGROUND_STOPPED {
+            background = Background::Stopped;
+        }
+    }
     let output = monitor.capture.finish();
     let sandbox_error = match (&confinement, &ending) {
-        (Confinement::Confined(_), Ending::Exited(helper::SETUP_FAILED)) => output
+        (Confinement::Confined(_), Ending::Exited(protocol::SETUP_FAILED)) => output
             .text
             .lines()
-            .find(|line| line.starts_with(helper::ERROR_PREFIX))
+            .find(|line| line.starts_with(protocol::ERROR_PREFIX))
             .map(str::to_string),
         _ => None,
     };
@@ -179,7 +201,12 @@ fn confinement(job: &Job<'_>, settings: &ExecSettings) -> Result<Confinement, Ex
     }
 }
 
-fn build_command(job: &Job<'_>, settings: &ExecSettings, confinement: &Confinement) -> Command {
+fn build_command(
+    job: &Job<'_>,
+    settings: &ExecSettings,
+    confinement: &Confinement,
+    status: Option<&std::io::PipeWriter>,
+) -> Command {
     use std::os::unix::process::CommandExt;
     let (mut command, label) = match confinement {
         Confinement::Confined(policy) => {
@@ -200,10 +227,27 @@ fn build_command(job: &Job<'_>, settings: &ExecSettings, confinement: &Confineme
         command.env_remove(key);
     }
     command.envs(NON_INTERACTIVE_ENV.iter().copied());
+    command.envs(settings.env_set.iter().map(|(k, v)| (k, v)));
     command.env(SANDBOX_ENV, label);
-    // SAFETY: the closure runs between fork and exec and makes one async-signal-safe call.
+    // Without namespaces the helper supervises the command itself and must learn of the
+    // agent's death to stop it (SIGTERM, which it handles); otherwise the kernel's SIGKILL of
+    // the helper is enough: its namespace dies with it.
+    let death = match confinement {
+        Confinement::Confined(policy) if !policy.namespaces => libc::SIGTERM,
+        _ => libc::SIGKILL,
+    };
+    let parent = std::process::id();
+    let status = status.map(AsRawFd::as_raw_fd);
+    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
     unsafe {
-        command.pre_exec(process::new_session);
+        command.pre_exec(move || {
+            process::new_session()?;
+            process::die_with_parent(death, parent)?;
+            if let Some(fd) = status {
+                process::dup_to(fd, STATUS_FD)?;
+            }
+            Ok(())
+        });
     }
     command
 }

@@ -33,7 +33,7 @@ const CREATE_RULESET_VERSION: libc::c_uint = 1;
 
 /// Why the helper could not confine itself.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfineError {
+pub(crate) enum ConfineError {
     #[error("landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
     #[error("cannot open `/` for the read rule: {0}")]
@@ -43,11 +43,11 @@ pub enum ConfineError {
     #[error("cannot set no-new-privileges")]
     NoNewPrivs,
     #[error("seccomp: {0}")]
-    Seccomp(String),
+    Seccomp(#[from] super::seccomp::FilterError),
 }
 
 /// Landlock availability, from `landlock_create_ruleset(NULL, 0, VERSION)`.
-pub fn probe() -> SandboxStatus {
+pub(crate) fn probe() -> SandboxStatus {
     // SAFETY: with a null attribute pointer and the VERSION flag the kernel only returns the
     // ABI version (or an error); no memory is read or written and no state changes.
     let version = unsafe {
@@ -79,7 +79,7 @@ pub fn probe() -> SandboxStatus {
 ///
 /// # Errors
 /// [`ConfineError`] when any part cannot be applied; the caller must not run the command.
-pub fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
+pub(crate) fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
     let fs_all = AccessFs::from_all(TARGET_ABI);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -113,7 +113,7 @@ pub fn confine(policy: &Policy, abi: u32) -> Result<(), ConfineError> {
     if !status.no_new_privs {
         return Err(ConfineError::NoNewPrivs);
     }
-    super::seccomp::install(policy.network, tcp_confined).map_err(ConfineError::Seccomp)
+    super::seccomp::install(policy.network, tcp_confined).map_err(ConfineError::from)
 }
 
 /// Opens a rule target; a path that vanished is skipped (less access, never more).

@@ -1,19 +1,22 @@
 //! The policy for one confined command and its encoding as helper arguments:
-//! `--mode workspace-write|read-only [--network] [--write DIR]... -- PROGRAM ARGS...`.
+//! `--mode workspace-write|read-only [--network] [--write DIR]... [--namespaces] [--hide PATH]...
+//! [--read-only PATH]... [--pin PATH]... [--grace-ms N] [--status-fd N] -- PROGRAM ARGS...`.
 //!
 //! Invariants: a policy never has mode `off` (unconfined commands do not use the helper);
 //! writable directories are absolute and canonical (symlinks resolved) so that path checks in
 //! [`crate::sandbox::diagnose`] compare like with like; directories that do not exist are left
-//! out (less access, never more).
+//! out (less access, never more). `hidden`, `read_only` and `pinned` are only set together with
+//! `namespaces` (the mounts need a mount namespace); they are absolute and canonical too.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::{ExecSettings, SandboxMode};
 
 /// Device nodes every confined shell may open for writing (`> /dev/null`, `2>/dev/tty`), in
 /// both modes. `/dev/tty` fails anyway: commands run without a controlling terminal.
-pub const DEVICE_NODES: &[&str] = &[
+pub(crate) const DEVICE_NODES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -23,37 +26,74 @@ pub const DEVICE_NODES: &[&str] = &[
 ];
 
 /// Directories writable in workspace-write mode besides the workspace and writable roots.
-pub const TEMP_DIRS: &[&str] = &["/tmp", "/dev/shm"];
+pub(crate) const TEMP_DIRS: &[&str] = &["/tmp", "/dev/shm"];
+
+/// Grace between SIGTERM and SIGKILL for processes still running when the shell exits, when
+/// none is given.
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 
 /// What one confined command may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// [`SandboxMode::WorkspaceWrite`] or [`SandboxMode::ReadOnly`].
-    pub mode: SandboxMode,
+    pub(crate) mode: SandboxMode,
     /// TCP connect/bind and other sockets allowed.
-    pub network: bool,
+    pub(crate) network: bool,
     /// Canonical directories where anything may be written (empty in read-only mode).
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
+    /// Run in new user, mount and PID namespaces ([`super::namespaces`]).
+    pub namespaces: bool,
+    /// Secret locations mounted over with an empty, unreadable directory or file.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// Paths inside writable directories that are made read-only.
+    pub(crate) read_only: Vec<PathBuf>,
+    /// Directories bound onto themselves so they cannot be renamed or removed (a `.git` and
+    /// the directories leading to it), still writable.
+    pub(crate) pinned: Vec<PathBuf>,
+    /// Grace between SIGTERM and SIGKILL for processes left when the shell exits.
+    pub(crate) grace: Duration,
+    /// Descriptor the helper writes [`super::supervise::BACKGROUND_STOPPED`] to, when given.
+    pub(crate) status_fd: Option<i32>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            writable: Vec::new(),
+            namespaces: false,
+            hidden: Vec::new(),
+            read_only: Vec::new(),
+            pinned: Vec::new(),
+            grace: DEFAULT_GRACE,
+            status_fd: None,
+        }
+    }
 }
 
 /// A malformed helper command line (a bug in the caller, or someone typing `__sandbox`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PolicyError {
-    #[error("unknown sandbox option `{0}`; expected --mode, --network, --write or --")]
+pub(crate) enum PolicyError {
+    #[error(
+        "unknown sandbox option `{0}`; expected --mode, --network, --write, --namespaces, --hide, --read-only, --pin, --grace-ms, --status-fd or --"
+    )]
     UnknownOption(String),
     #[error("sandbox mode `{0}` is not one of workspace-write, read-only")]
     BadMode(String),
     #[error("`{0}` needs a value")]
     MissingValue(&'static str),
-    #[error("writable directory `{0}` is not an absolute path")]
+    #[error("path `{0}` is not absolute")]
     RelativePath(String),
+    #[error("`{0}` needs a number, not `{1}`")]
+    NotANumber(&'static str, String),
     #[error("no command after `--`")]
     NoCommand,
 }
 
 impl Policy {
     /// The policy for a command run under `settings` in `workspace`.
-    pub fn for_command(settings: &ExecSettings, workspace: &Path) -> Self {
+    pub(crate) fn for_command(settings: &ExecSettings, workspace: &Path) -> Self {
         let mut writable = Vec::new();
         if settings.mode == SandboxMode::WorkspaceWrite {
             let roots = std::iter::once(workspace.to_path_buf())
@@ -68,21 +108,67 @@ impl Policy {
                 }
             }
         }
+        let namespaces = settings.isolates();
+        let writes = namespaces && settings.mode == SandboxMode::WorkspaceWrite;
+        let inside = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .filter(|p| writable.iter().any(|root| p.starts_with(root)))
+                .cloned()
+                .collect()
+        };
         Self {
             mode: settings.mode,
             network: settings.network,
+            namespaces,
+            hidden: if namespaces {
+                settings.hidden.clone()
+            } else {
+                Vec::new()
+            },
+            read_only: if writes {
+                inside(&settings.read_only)
+            } else {
+                Vec::new()
+            },
+            pinned: if writes {
+                inside(&settings.pinned)
+            } else {
+                Vec::new()
+            },
+            grace: settings.kill_grace,
+            status_fd: None,
             writable,
         }
     }
 
     /// Whether a write to `path` (absolute, symlinks resolved) is allowed by this policy.
-    pub fn allows_write(&self, path: &Path) -> bool {
+    pub(crate) fn allows_write(&self, path: &Path) -> bool {
+        if self.protects(path).is_some() {
+            return false;
+        }
         DEVICE_NODES.iter().any(|node| path == Path::new(node))
             || self.writable.iter().any(|root| path.starts_with(root))
     }
 
+    /// The read-only path `path` is at or under, if any.
+    pub(crate) fn protects(&self, path: &Path) -> Option<&Path> {
+        self.read_only
+            .iter()
+            .find(|p| path.starts_with(p))
+            .map(PathBuf::as_path)
+    }
+
+    /// The hidden secret location `path` is at or under, if any.
+    pub(crate) fn hides(&self, path: &Path) -> Option<&Path> {
+        self.hidden
+            .iter()
+            .find(|p| path.starts_with(p))
+            .map(PathBuf::as_path)
+    }
+
     /// The helper's arguments before `--`.
-    pub fn to_args(&self) -> Vec<OsString> {
+    pub(crate) fn to_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["--mode".into(), self.mode.name().into()];
         if self.network {
             args.push("--network".into());
@@ -91,6 +177,28 @@ impl Policy {
             args.push("--write".into());
             args.push(dir.clone().into_os_string());
         }
+        if self.namespaces {
+            args.push("--namespaces".into());
+        }
+        let lists = [
+            ("--hide", &self.hidden),
+            ("--read-only", &self.read_only),
+            ("--pin", &self.pinned),
+        ];
+        for (flag, paths) in lists {
+            for path in paths {
+                args.push(flag.into());
+                args.push(path.clone().into_os_string());
+            }
+        }
+        if self.grace != DEFAULT_GRACE {
+            args.push("--grace-ms".into());
+            args.push(self.grace.as_millis().to_string().into());
+        }
+        if let Some(fd) = self.status_fd {
+            args.push("--status-fd".into());
+            args.push(fd.to_string().into());
+        }
         args
     }
 
@@ -98,12 +206,8 @@ impl Policy {
     ///
     /// # Errors
     /// A [`PolicyError`] for anything but the shape written by [`Policy::to_args`].
-    pub fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), PolicyError> {
-        let mut policy = Self {
-            mode: SandboxMode::WorkspaceWrite,
-            network: false,
-            writable: Vec::new(),
-        };
+    pub(crate) fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), PolicyError> {
+        let mut policy = Self::default();
         let mut iter = args.iter();
         while let Some(arg) = iter.next() {
             match arg.to_str() {
@@ -119,13 +223,25 @@ impl Policy {
                     let value = iter.next().ok_or(PolicyError::MissingValue("--mode"))?;
                     policy.mode = parse_mode(value)?;
                 }
-                Some("--write") => {
-                    let value = iter.next().ok_or(PolicyError::MissingValue("--write"))?;
-                    let dir = PathBuf::from(value);
-                    if !dir.is_absolute() {
-                        return Err(PolicyError::RelativePath(dir.display().to_string()));
+                Some("--namespaces") => policy.namespaces = true,
+                Some(flag @ ("--write" | "--hide" | "--read-only" | "--pin")) => {
+                    let path = absolute(iter.next(), flag_name(flag))?;
+                    match flag {
+                        "--write" => policy.writable.push(path),
+                        "--hide" => policy.hidden.push(path),
+                        "--read-only" => policy.read_only.push(path),
+                        _ => policy.pinned.push(path),
                     }
-                    policy.writable.push(dir);
+                }
+                Some("--grace-ms") => {
+                    let millis = number(iter.next(), "--grace-ms")?;
+                    policy.grace = Duration::from_millis(millis);
+                }
+                Some("--status-fd") => {
+                    let fd = number(iter.next(), "--status-fd")?;
+                    let fd = i32::try_from(fd)
+                        .map_err(|_| PolicyError::NotANumber("--status-fd", fd.to_string()))?;
+                    policy.status_fd = Some(fd);
                 }
                 _ => {
                     return Err(PolicyError::UnknownOption(
@@ -136,6 +252,31 @@ impl Policy {
         }
         Err(PolicyError::NoCommand)
     }
+}
+
+fn flag_name(flag: &str) -> &'static str {
+    match flag {
+        "--write" => "--write",
+        "--hide" => "--hide",
+        "--read-only" => "--read-only",
+        _ => "--pin",
+    }
+}
+
+fn absolute(value: Option<&OsString>, flag: &'static str) -> Result<PathBuf, PolicyError> {
+    let path = PathBuf::from(value.ok_or(PolicyError::MissingValue(flag))?);
+    if !path.is_absolute() {
+        return Err(PolicyError::RelativePath(path.display().to_string()));
+    }
+    Ok(path)
+}
+
+fn number(value: Option<&OsString>, flag: &'static str) -> Result<u64, PolicyError> {
+    let value = value.ok_or(PolicyError::MissingValue(flag))?;
+    value
+        .to_str()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| PolicyError::NotANumber(flag, value.to_string_lossy().into_owned()))
 }
 
 fn parse_mode(value: &OsStr) -> Result<SandboxMode, PolicyError> {
@@ -161,6 +302,15 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             network: true,
             writable: vec![PathBuf::from("/w s"), PathBuf::from("/tmp")],
+            namespaces: true,
+            hidden: vec![PathBuf::from("/h/.ssh")],
+            read_only: vec![
+                PathBuf::from("/w s/.git/hooks"),
+                PathBuf::from("/w s/.agents"),
+            ],
+            pinned: vec![PathBuf::from("/w s/.git")],
+            grace: Duration::from_millis(300),
+            status_fd: Some(3),
         };
         let mut args = policy.to_args();
         args.extend(os(&["--", "bash", "-c", "echo --mode"]));
@@ -181,6 +331,11 @@ mod tests {
                 PolicyError::RelativePath("rel".into()),
             ),
             (&["--mode"], PolicyError::MissingValue("--mode")),
+            (&["--hide"], PolicyError::MissingValue("--hide")),
+            (
+                &["--grace-ms", "soon", "--", "x"],
+                PolicyError::NotANumber("--grace-ms", "soon".into()),
+            ),
             (
                 &["--net", "--", "x"],
                 PolicyError::UnknownOption("--net".into()),

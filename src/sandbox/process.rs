@@ -6,7 +6,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 /// Sends `signal` to every process in group `pgid`.
-pub fn signal_group(pgid: i32, signal: i32) {
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     if pgid > 1 {
         // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
         unsafe {
@@ -20,7 +20,7 @@ pub fn signal_group(pgid: i32, signal: i32) {
 /// `kill(-pgid, 0)` also succeeds while only zombies are left: members orphaned when the
 /// shell died wait for init to reap them, which on some systems (a VM's minimal init) takes
 /// seconds. So when the group answers, `/proc` decides: a group of zombies is gone.
-pub fn group_alive(pgid: i32) -> bool {
+pub(crate) fn group_alive(pgid: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
@@ -57,7 +57,7 @@ fn live_member(pgid: i32) -> Option<bool> {
 }
 
 /// A descriptor that becomes readable when process `pid` exits (Linux ≥ 5.3), or `None`.
-pub fn pidfd(pid: u32) -> Option<OwnedFd> {
+pub(crate) fn pidfd(pid: u32) -> Option<OwnedFd> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
@@ -74,7 +74,7 @@ pub fn pidfd(pid: u32) -> Option<OwnedFd> {
 }
 
 /// Makes reads from `fd` return `WouldBlock` instead of waiting.
-pub fn set_nonblocking(fd: &impl AsRawFd) -> std::io::Result<()> {
+pub(crate) fn set_nonblocking(fd: &impl AsRawFd) -> std::io::Result<()> {
     let fd = fd.as_raw_fd();
     // SAFETY: fcntl(2) on a descriptor we own, reading then setting its status flags.
     unsafe {
@@ -88,7 +88,7 @@ pub fn set_nonblocking(fd: &impl AsRawFd) -> std::io::Result<()> {
 
 /// Asks for a pipe buffer of `bytes` (fewer wake-ups for chatty commands); failures are
 /// ignored, the default 64 KiB works too.
-pub fn grow_pipe(fd: &impl AsRawFd, bytes: i32) {
+pub(crate) fn grow_pipe(fd: &impl AsRawFd, bytes: i32) {
     #[cfg(target_os = "linux")]
     // SAFETY: F_SETPIPE_SZ on a pipe descriptor we own; the result is only a size.
     unsafe {
@@ -100,7 +100,7 @@ pub fn grow_pipe(fd: &impl AsRawFd, bytes: i32) {
 
 /// Waits until one of `fds` is readable (or hung up) or `timeout` passes. Returns which
 /// descriptors are ready, in order.
-pub fn wait_readable(fds: &[i32], timeout: Duration) -> Vec<bool> {
+pub(crate) fn wait_readable(fds: &[i32], timeout: Duration) -> Vec<bool> {
     let mut polls: Vec<libc::pollfd> = fds
         .iter()
         .map(|fd| libc::pollfd {
@@ -120,9 +120,41 @@ pub fn wait_readable(fds: &[i32], timeout: Duration) -> Vec<bool> {
 
 /// Makes the calling (forked, not yet exec'd) child the leader of a new session and process
 /// group, without a controlling terminal. Async-signal-safe: one system call.
-pub fn new_session() -> std::io::Result<()> {
+pub(crate) fn new_session() -> std::io::Result<()> {
     // SAFETY: setsid(2) has no memory effects; called between fork and exec.
     if unsafe { libc::setsid() } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks for `signal` when the parent (the agent, pid `parent`) dies, and fails when it is
+/// already gone. For the forked child before exec; async-signal-safe.
+pub(crate) fn die_with_parent(signal: i32, parent: u32) -> std::io::Result<()> {
+    // SAFETY: prctl(2) and getppid(2) with integer arguments, no memory effects.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if u32::try_from(libc::getppid()).ok() != Some(parent) {
+            return Err(std::io::Error::other("the agent exited"));
+        }
+    }
+    Ok(())
+}
+
+/// Duplicates `fd` onto `target` without close-on-exec (when `fd` already is `target`, only
+/// clears the flag: `dup2` would leave it). Async-signal-safe.
+pub(crate) fn dup_to(fd: i32, target: i32) -> std::io::Result<()> {
+    // SAFETY: dup2(2)/fcntl(2) on descriptors of this process.
+    let result = unsafe {
+        if fd == target {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, target)
+        }
+    };
+    if result < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

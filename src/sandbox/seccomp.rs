@@ -2,7 +2,8 @@
 //!
 //! Always refused (`EPERM`): loading kernel modules, kexec, reboot, swap, `open_by_handle_at`
 //! (opens files by inode, around path rules), bpf, perf events, userfaultfd, kernel keyrings,
-//! io_uring (its operations bypass seccomp), clock setting, mounts, quotas, raw port I/O, and
+//! io_uring (its operations bypass seccomp), clock setting, mounts (the old and the new mount
+//! API, so the namespaces' hidden and read-only mounts cannot be undone), quotas, raw port I/O, and
 //! the `TIOCSTI`/`TIOCLINUX` ioctls (keystroke injection into a terminal). Mostly matters when
 //! the agent runs as root, where Landlock alone leaves these capabilities usable.
 //!
@@ -15,6 +16,16 @@
 
 use std::collections::BTreeMap;
 
+/// Why the seccomp filter could not be built or installed (seccompiler's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct FilterError(String);
+
+impl FilterError {
+    fn of(error: impl std::fmt::Display) -> Self {
+        Self(error.to_string())
+    }
+}
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -33,17 +44,17 @@ type Rules = BTreeMap<i64, Vec<SeccompRule>>;
 ///
 /// # Errors
 /// A message when the architecture is unsupported or the kernel refuses the filter.
-pub fn install(network: bool, tcp_confined: bool) -> Result<(), String> {
+pub(crate) fn install(network: bool, tcp_confined: bool) -> Result<(), FilterError> {
     let program = build(network, tcp_confined)?;
-    seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+    seccompiler::apply_filter(&program).map_err(FilterError::of)
 }
 
 /// The filter as BPF for this architecture.
 ///
 /// # Errors
 /// A message when the architecture is unsupported or a rule is malformed.
-pub fn build(network: bool, tcp_confined: bool) -> Result<BpfProgram, String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
+pub(crate) fn build(network: bool, tcp_confined: bool) -> Result<BpfProgram, FilterError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(FilterError::of)?;
     let mut rules = Rules::new();
     for syscall in always_denied() {
         rules.insert(syscall, Vec::new());
@@ -62,8 +73,8 @@ pub fn build(network: bool, tcp_confined: bool) -> Result<BpfProgram, String> {
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )
-    .map_err(|e| e.to_string())?;
-    BpfProgram::try_from(filter).map_err(|e| e.to_string())
+    .map_err(FilterError::of)?;
+    BpfProgram::try_from(filter).map_err(FilterError::of)
 }
 
 fn always_denied() -> Vec<i64> {
@@ -93,6 +104,13 @@ fn always_denied() -> Vec<i64> {
         libc::SYS_mount,
         libc::SYS_umount2,
         libc::SYS_pivot_root,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
         libc::SYS_quotactl,
     ];
     #[cfg(target_arch = "x86_64")]
@@ -100,7 +118,7 @@ fn always_denied() -> Vec<i64> {
     syscalls
 }
 
-fn network_rules(rules: &mut Rules, tcp_confined: bool) -> Result<(), String> {
+fn network_rules(rules: &mut Rules, tcp_confined: bool) -> Result<(), FilterError> {
     let inet = [libc::AF_INET as u64, libc::AF_INET6 as u64];
     // Any family but IPv4/IPv6 (Unix, netlink, packet, ...).
     let mut socket = vec![rule(&[
@@ -144,15 +162,15 @@ fn network_rules(rules: &mut Rules, tcp_confined: bool) -> Result<(), String> {
 
 /// A rule matching when all `(argument index, operator, value)` conditions hold (32-bit
 /// comparisons: every argument tested here is an `int`).
-fn rule(conditions: &[(u8, SeccompCmpOp, u64)]) -> Result<SeccompRule, String> {
+fn rule(conditions: &[(u8, SeccompCmpOp, u64)]) -> Result<SeccompRule, FilterError> {
     let conditions = conditions
         .iter()
         .map(|(arg, op, value)| {
             SeccompCondition::new(*arg, SeccompCmpArgLen::Dword, op.clone(), *value)
-                .map_err(|e| e.to_string())
+                .map_err(FilterError::of)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    SeccompRule::new(conditions).map_err(|e| e.to_string())
+    SeccompRule::new(conditions).map_err(FilterError::of)
 }
 
 #[cfg(test)]

@@ -8,18 +8,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::log::SessionLog;
-use super::record::{Header, Record};
-use crate::agent::events::{AgentEvent, EventSink};
+use super::record::Record;
+use crate::events::{AgentEvent, EventSink};
 
 /// Thread-safe access to the current [`SessionLog`].
-pub struct SessionHandle {
+pub(crate) struct SessionHandle {
     log: Mutex<SessionLog>,
     failed: AtomicBool,
     sink: Arc<dyn EventSink>,
 }
 
 impl SessionHandle {
-    pub fn new(log: SessionLog, sink: Arc<dyn EventSink>) -> Self {
+    pub(crate) fn new(log: SessionLog, sink: Arc<dyn EventSink>) -> Self {
         Self {
             log: Mutex::new(log),
             failed: AtomicBool::new(false),
@@ -35,7 +35,7 @@ impl SessionHandle {
     }
 
     /// Appends `record`, unless saving already failed in this session.
-    pub fn record(&self, record: &Record) {
+    pub(crate) fn record(&self, record: &Record) {
         if self.failed.load(Ordering::SeqCst) {
             return;
         }
@@ -48,21 +48,17 @@ impl SessionHandle {
     }
 
     /// Switches to another session log (`/clear`, resume).
-    pub fn replace(&self, log: SessionLog) {
+    pub(crate) fn replace(&self, log: SessionLog) {
         *self.lock() = log;
         self.failed.store(false, Ordering::SeqCst);
     }
 
     /// Whether records still reach the file (saving has not failed).
-    pub fn is_saving(&self) -> bool {
+    pub(crate) fn is_saving(&self) -> bool {
         !self.failed.load(Ordering::SeqCst)
     }
 
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         self.lock().id().to_string()
-    }
-
-    pub fn header(&self) -> Header {
-        self.lock().header().clone()
     }
 }

@@ -15,15 +15,15 @@ use super::record::{Header, MESSAGE_PREFIX, Record, USER_MESSAGE_PREFIX};
 /// One saved session, as listed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionInfo {
-    pub id: String,
+    pub(crate) id: String,
     pub path: PathBuf,
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Seconds since the Unix epoch.
-    pub started: u64,
+    pub(crate) started: u64,
     /// Last write to the file.
-    pub modified: SystemTime,
-    pub first_user_message: Option<String>,
-    pub messages: usize,
+    pub(crate) modified: SystemTime,
+    pub(crate) first_user_message: Option<String>,
+    pub(crate) messages: usize,
 }
 
 /// Every session in `dir`, most recently active first. Unreadable files are left out.
@@ -162,7 +162,7 @@ fn skipped(dir: &Path, id: &str) -> SessionError {
 }
 
 /// A table of sessions for the terminal, one line each.
-pub fn render(sessions: &[SessionInfo]) -> String {
+pub(crate) fn render(sessions: &[SessionInfo]) -> String {
     let mut out = format!(
         "{:<22}  {:<20}  {:>8}  {:<30}  {}\n",
         "ID", "STARTED", "MESSAGES", "WORKSPACE", "FIRST MESSAGE"

@@ -16,26 +16,26 @@ use crate::model::{Message, Role};
 use crate::tools::todos::Todo;
 
 /// The result given to a call that never finished.
-pub const INTERRUPTED_RESULT: &str = "interrupted: the agent stopped before this tool call \
+pub(crate) const INTERRUPTED_RESULT: &str = "interrupted: the agent stopped before this tool call \
 finished, so its result was lost; its effects are unknown, check before repeating it";
 
 /// A session as loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
-    pub header: Header,
+    pub(crate) header: Header,
     /// The history as the model last saw it (pruned and compacted), repaired.
     pub history: Vec<Message>,
-    pub todos: Vec<Todo>,
+    pub(crate) todos: Vec<Todo>,
     /// The last governance state recorded, if any.
-    pub governance: Option<serde_json::Value>,
+    pub(crate) governance: Option<serde_json::Value>,
     /// Message records in the file.
     pub messages: usize,
     /// Calls answered with [`INTERRUPTED_RESULT`] by the repair.
-    pub interrupted: usize,
+    pub(crate) interrupted: usize,
     /// What was skipped, for the user.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The session's turns (checkpoints name them by number).
-    pub turns: super::turns::Turns,
+    pub(crate) turns: super::turns::Turns,
 }
 
 /// Loads the session file at `path`.
@@ -126,7 +126,7 @@ fn fallback_header(path: &Path) -> Header {
 
 /// Makes `history` valid for the provider: every call answered once, right after its
 /// message; orphan results and system messages dropped. Returns how many calls were answered as interrupted.
-pub fn repair(history: &mut Vec<Message>) -> usize {
+pub(crate) fn repair(history: &mut Vec<Message>) -> usize {
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
     let mut open: Vec<String> = Vec::new();
     let mut interrupted = 0;

@@ -15,7 +15,7 @@ use super::record::{Header, Record};
 
 /// The writer for one session.
 #[derive(Debug)]
-pub struct SessionLog {
+pub(crate) struct SessionLog {
     path: PathBuf,
     header: Header,
     file: Option<File>,
@@ -27,7 +27,7 @@ pub struct SessionLog {
 
 impl SessionLog {
     /// A new session in `dir` (created on the first message).
-    pub fn create(dir: &Path, header: Header) -> Self {
+    pub(crate) fn create(dir: &Path, header: Header) -> Self {
         Self {
             path: dir.join(format!("{}.jsonl", header.id)),
             header,
@@ -38,7 +38,7 @@ impl SessionLog {
     }
 
     /// Continues the existing session file `path`.
-    pub fn resume(path: PathBuf, header: Header) -> Self {
+    pub(crate) fn resume(path: PathBuf, header: Header) -> Self {
         Self {
             path,
             header,
@@ -48,15 +48,12 @@ impl SessionLog {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.header.id
     }
 
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -64,7 +61,7 @@ impl SessionLog {
     ///
     /// # Errors
     /// [`SessionError::Io`] when the file cannot be created or written.
-    pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
+    pub(crate) fn append(&mut self, record: &Record) -> Result<(), SessionError> {
         let mut line = serde_json::to_string(record).map_err(|e| SessionError::Io {
             path: self.path.clone(),
             message: e.to_string(),

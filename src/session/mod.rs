@@ -11,21 +11,21 @@
 //! Session ids are `YYYYMMDD-HHMMSS-xxxx` (UTC start time and 4 hex digits), so they sort by
 //! start time and are safe as file names.
 
-pub mod handle;
+pub(crate) mod handle;
 pub mod list;
 pub mod load;
-pub mod log;
-pub mod record;
-pub mod turns;
+pub(crate) mod log;
+pub(crate) mod record;
+pub(crate) mod turns;
 
 use std::path::PathBuf;
 
-pub use handle::SessionHandle;
+pub(crate) use handle::SessionHandle;
 pub use list::{SessionInfo, find, list};
 pub use load::{Loaded, load};
-pub use log::SessionLog;
-pub use record::{Header, Record};
-pub use turns::Turns;
+pub(crate) use log::SessionLog;
+pub(crate) use record::{Header, Record};
+pub(crate) use turns::Turns;
 
 /// What can go wrong finding, reading or writing a session. None of these end a running
 /// session: a write failure is shown once and the session goes on unsaved.
@@ -47,7 +47,7 @@ pub enum SessionError {
 
 /// Whether `text` can be (a prefix of) a session id: starts with a digit, then only ASCII
 /// letters, digits, `-` and `_`.
-pub fn looks_like_id(text: &str) -> bool {
+pub(crate) fn looks_like_id(text: &str) -> bool {
     text.starts_with(|c: char| c.is_ascii_digit())
         && text
             .chars()
@@ -57,7 +57,7 @@ pub fn looks_like_id(text: &str) -> bool {
 /// Splits `--resume VALUE PROMPT...`: clap gives `--resume` an optional value, so
 /// `agent --resume "fix the test"` arrives as an id. A value that cannot be a session id is
 /// the start of the prompt instead, and `--resume` means the newest session.
-pub fn split_resume_value(
+pub(crate) fn split_resume_value(
     resume: Option<String>,
     mut prompt: Vec<String>,
 ) -> (Option<String>, Vec<String>) {
@@ -70,20 +70,15 @@ pub fn split_resume_value(
     }
 }
 
-/// Seconds since the Unix epoch, now.
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub(crate) use crate::clock::now_secs;
 
 /// A new session id for a session started at `secs` (Unix seconds).
-pub fn new_id(secs: u64) -> String {
+pub(crate) fn new_id(secs: u64) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let noise = (u64::from(nanos) ^ (u64::from(std::process::id()) << 16)) & 0xffff;
-    let date = crate::agent::prompt::civil_date(secs / 86_400).replace('-', "");
+    let date = crate::clock::civil_date(secs / 86_400).replace('-', "");
     let t = secs % 86_400;
     format!(
         "{date}-{:02}{:02}{:02}-{noise:04x}",
@@ -94,11 +89,11 @@ pub fn new_id(secs: u64) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM UTC`.
-pub fn format_time(secs: u64) -> String {
+pub(crate) fn format_time(secs: u64) -> String {
     let t = secs % 86_400;
     format!(
         "{} {:02}:{:02} UTC",
-        crate::agent::prompt::civil_date(secs / 86_400),
+        crate::clock::civil_date(secs / 86_400),
         t / 3600,
         t / 60 % 60
     )

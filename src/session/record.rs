@@ -28,23 +28,23 @@ use crate::tools::todos::Todo;
 
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Header {
-    pub id: String,
+pub(crate) struct Header {
+    pub(crate) id: String,
     /// Workspace root the session ran in.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Start time, seconds since the Unix epoch.
-    pub started: u64,
+    pub(crate) started: u64,
     #[serde(default)]
-    pub model: String,
+    pub(crate) model: String,
     /// Version of `agent` that started the session.
     #[serde(default)]
-    pub agent_version: String,
+    pub(crate) agent_version: String,
 }
 
 /// One line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Record {
+pub(crate) enum Record {
     Session(Header),
     /// A message added to the history, in full.
     Message {
@@ -86,9 +86,9 @@ pub enum Record {
 }
 
 /// The prefix every serialized message record starts with (used to count them cheaply).
-pub const MESSAGE_PREFIX: &str = r#"{"type":"message","#;
+pub(crate) const MESSAGE_PREFIX: &str = r#"{"type":"message","#;
 /// The prefix of a serialized user message record.
-pub const USER_MESSAGE_PREFIX: &str = r#"{"type":"message","message":{"role":"user""#;
+pub(crate) const USER_MESSAGE_PREFIX: &str = r#"{"type":"message","message":{"role":"user""#;
 
 #[cfg(test)]
 mod tests {

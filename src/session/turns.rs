@@ -11,33 +11,34 @@ use crate::model::{Message, Role};
 
 /// Turn numbers of one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Turns {
+pub(crate) struct Turns {
     started: u64,
     live: Vec<u64>,
 }
 
 impl Turns {
     /// A new turn begins (its user message joins the history); returns its number.
-    pub fn start(&mut self) -> u64 {
+    pub(crate) fn start(&mut self) -> u64 {
         self.started += 1;
         self.live.push(self.started);
         self.started
     }
 
     /// Turns still in the conversation, oldest first.
-    pub fn live(&self) -> &[u64] {
+    #[cfg(test)]
+    fn live(&self) -> &[u64] {
         &self.live
     }
 
     /// Ends `turn` and every later one (the conversation was cut back to before it).
-    pub fn cut_from(&mut self, turn: u64) {
+    pub(crate) fn cut_from(&mut self, turn: u64) {
         self.live.retain(|&n| n < turn);
     }
 
     /// Where in `history` turn `turn`'s user message is: the length to cut the history to
     /// so the turn never happened. `None` when the turn is not live or its message was
     /// compacted away.
-    pub fn start_of(&self, turn: u64, history: &[Message]) -> Option<usize> {
+    pub(crate) fn start_of(&self, turn: u64, history: &[Message]) -> Option<usize> {
         let at = self.live.iter().position(|&n| n == turn)?;
         let starts: Vec<usize> = history
             .iter()

@@ -20,7 +20,7 @@ const DEFAULT_UMASK: u32 = 0o022;
 ///
 /// # Errors
 /// The I/O error of creating, writing, syncing or renaming the temporary file.
-pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

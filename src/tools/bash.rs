@@ -7,19 +7,20 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::sandbox::diagnose;
 use crate::sandbox::exec::{self, Background, Confinement, Ending, ExecError, ExecOutcome, Job};
 
 /// Longest timeout a call may ask for, in seconds (§4.1).
-pub const MAX_TIMEOUT_SECS: u64 = 600;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 600;
 
-pub struct BashTool {
+pub(crate) struct BashTool {
     spec: ToolSpec,
 }
 
 impl BashTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "bash",
@@ -62,7 +63,7 @@ fn note_reserve(max_chars: usize) -> usize {
 fn refuse_nul(command: &str) -> Result<(), ToolError> {
     if command.contains('\0') {
         return Err(ToolError::new(
-            "invalid input",
+            ToolErrorKind::InvalidInput,
             "`command` holds a NUL byte, which no shell command can contain; remove it",
         ));
     }
@@ -83,7 +84,10 @@ impl Tool for BashTool {
     fn run(&self, args: &Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let command = command(args);
         if command.trim().is_empty() {
-            return Err(ToolError::new("invalid input", "`command` is empty"));
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidInput,
+                "`command` is empty",
+            ));
         }
         refuse_nul(command)?;
         let timeout = args
@@ -102,12 +106,16 @@ impl Tool for BashTool {
                 .saturating_sub(note_reserve(ctx.max_output_chars)),
         };
         let outcome = exec::run(&job, ctx.exec, ctx.cancel).map_err(|error| match error {
-            ExecError::Refused(_) => ToolError::new("sandbox required", error.to_string()),
-            ExecError::Spawn(_) => ToolError::new("cannot start shell", error.to_string()),
+            ExecError::Refused(_) => {
+                ToolError::new(ToolErrorKind::SandboxRequired, error.to_string())
+            }
+            ExecError::Spawn(_) => {
+                ToolError::new(ToolErrorKind::CannotStartShell, error.to_string())
+            }
         })?;
         if let Some(line) = &outcome.sandbox_error {
             return Err(ToolError::new(
-                "sandbox failed",
+                ToolErrorKind::SandboxFailed,
                 format!(
                     "{line}. Tell the user; commands cannot run until the sandbox works or they choose `--sandbox off`"
                 ),
@@ -268,8 +276,7 @@ mod tests {
     fn sandbox_blocks_are_explained_for_confined_commands_only() {
         let policy = Policy {
             mode: SandboxMode::ReadOnly,
-            network: false,
-            writable: Vec::new(),
+            ..Policy::default()
         };
         let text = "curl: (6) Could not resolve host: example.com\n";
         let confined = outcome(text, Ending::Exited(6), Confinement::Confined(policy));

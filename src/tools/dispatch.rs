@@ -4,16 +4,17 @@
 //! 1. arguments parsed leniently ([`crate::model::types::parse_arguments`]);
 //! 2. the tool looked up by name;
 //! 3. arguments checked against the tool's schema ([`super::schema`]);
-//! 4. call policy (role, budget), then permissions (deny / ask → approval / allow);
+//! 4. the [`Policy`] (role, budget), then permissions (deny / ask → approval / allow);
 //! 5. the tool run, panics caught;
-//! 6. the result capped (§7.1) and policy notes appended.
+//! 6. the result capped (§7.1).
 //!
 //! A call whose name is missing or unknown is answered with the name error even when its
 //! arguments are also broken: without a tool there is no schema to check them against.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::policy::Policy;
 use super::{Access, Args, Registry, ToolContext, ToolDisplay};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
@@ -22,29 +23,7 @@ use crate::permissions::{
 };
 
 /// The result text the model receives when the user declines.
-pub const DECLINED: &str = "The user denied this tool call.";
-
-/// Checks that run before permissions (role tool policy, budgets) and notes appended after
-/// the tool ran (budget warnings). The governance layer implements it.
-pub trait CallPolicy: Send + Sync {
-    /// `Err(reason)` blocks the call with `Blocked by policy: <reason>`.
-    fn before(&self, tool: &str, args: &Args) -> Result<(), String>;
-    /// A line appended to the result, if any.
-    fn after(&self, tool: &str, result: &DispatchOutcome) -> Option<String>;
-}
-
-/// No policy: everything passes, nothing is appended.
-#[derive(Debug, Default)]
-pub struct NoPolicy;
-
-impl CallPolicy for NoPolicy {
-    fn before(&self, _: &str, _: &Args) -> Result<(), String> {
-        Ok(())
-    }
-    fn after(&self, _: &str, _: &DispatchOutcome) -> Option<String> {
-        None
-    }
-}
+pub(crate) const DECLINED: &str = "The user denied this tool call.";
 
 /// What a dispatched call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,15 +33,15 @@ pub struct DispatchOutcome {
     /// False for every error, block and denial.
     pub ok: bool,
     /// The permission verdict, when the call got that far.
-    pub decision: Option<Decision>,
+    pub(crate) decision: Option<Decision>,
     /// Set when the call was stopped by policy or permissions (not by the tool failing).
-    pub blocked: bool,
+    pub(crate) blocked: bool,
     /// Set (with `blocked`) when the stop was the user declining the approval.
-    pub denied: bool,
+    pub(crate) denied: bool,
     /// The exit code of a command that ran to its end (`bash`); `None` for other tools and
     /// for a command that timed out or was interrupted.
-    pub exit_code: Option<i32>,
-    pub display: Option<ToolDisplay>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) display: Option<ToolDisplay>,
 }
 
 impl DispatchOutcome {
@@ -79,7 +58,7 @@ impl DispatchOutcome {
     }
 
     /// A call stopped before it ran (`Blocked by policy`, interrupted, over budget).
-    pub fn blocked(content: String, decision: Option<Decision>) -> Self {
+    pub(crate) fn blocked(content: String, decision: Option<Decision>) -> Self {
         Self {
             blocked: true,
             decision,
@@ -101,7 +80,29 @@ pub struct Dispatcher<'a> {
     pub registry: &'a Registry,
     pub permissions: &'a Mutex<PermissionEngine>,
     pub approver: &'a dyn Approver,
-    pub policy: &'a dyn CallPolicy,
+    pub policy: &'a dyn Policy,
+}
+
+/// The owned parts of a [`Dispatcher`], shared by a session and its subagents: the tools,
+/// the permission engine with the session's approvals, who is asked, and the policy.
+#[derive(Clone)]
+pub struct Toolbox {
+    pub(crate) registry: Registry,
+    pub(crate) permissions: Arc<Mutex<PermissionEngine>>,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) policy: Arc<dyn Policy>,
+}
+
+impl Toolbox {
+    /// A dispatcher over these parts.
+    pub(crate) fn dispatcher(&self) -> Dispatcher<'_> {
+        Dispatcher {
+            registry: &self.registry,
+            permissions: &self.permissions,
+            approver: self.approver.as_ref(),
+            policy: self.policy.as_ref(),
+        }
+    }
 }
 
 impl Dispatcher<'_> {
@@ -113,7 +114,7 @@ impl Dispatcher<'_> {
         };
         let args = match parsed {
             Ok(args) => args,
-            Err(message) => return DispatchOutcome::error(invalid_json(&message)),
+            Err(error) => return DispatchOutcome::error(invalid_json(&error.to_string())),
         };
         let args = match tool.validate(args) {
             Ok(args) => args,
@@ -124,8 +125,8 @@ impl Dispatcher<'_> {
                 ));
             }
         };
-        if let Err(reason) = self.policy.before(&call.name, &args) {
-            return DispatchOutcome::blocked(format!("Blocked by policy: {reason}"), None);
+        if let Err(block) = self.policy.check(&call.name, &args) {
+            return DispatchOutcome::blocked(format!("Blocked by policy: {block}"), None);
         }
         let (decision, access, evaluation) = match self.authorize(&call.name, &args, ctx) {
             Ok(authorized) => authorized,
@@ -134,7 +135,7 @@ impl Dispatcher<'_> {
         if let Some(hook) = ctx.before_run {
             hook.before_run(&call.name, &access, evaluation.as_ref(), ctx.cancel);
         }
-        let mut outcome = match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
+        match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
             Ok(Ok(output)) => DispatchOutcome {
                 content: cap(&output.text, ctx.max_output_chars),
                 ok: true,
@@ -156,12 +157,7 @@ impl Dispatcher<'_> {
                     panic_message(panic.as_ref())
                 ))
             },
-        };
-        if let Some(note) = self.policy.after(&call.name, &outcome) {
-            outcome.content.push('\n');
-            outcome.content.push_str(&note);
         }
-        outcome
     }
 
     fn unknown_tool(&self, name: &str) -> String {
@@ -259,7 +255,7 @@ impl Dispatcher<'_> {
             ApprovalAnswer::No => declined(DECLINED.to_string()),
             ApprovalAnswer::Interrupted => {
                 cancel.cancel();
-                declined(crate::agent::turn::INTERRUPTED.to_string())
+                declined(crate::cancel::INTERRUPTED.to_string())
             }
             ApprovalAnswer::Explain(note) if note.trim().is_empty() => {
                 declined(DECLINED.to_string())
@@ -312,7 +308,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 /// Caps `text` at `max_chars` characters, keeping head and tail around an omission note
 /// (§7.1).
-pub fn cap(text: &str, max_chars: usize) -> String {
+pub(crate) fn cap(text: &str, max_chars: usize) -> String {
     let total = text.chars().count();
     if total <= max_chars {
         return text.to_string();

@@ -20,11 +20,12 @@
 
 use serde_json::json;
 
-use super::files::str_arg;
+use super::ToolErrorKind;
 use super::guards::{check_fresh, check_writable, not_found};
 use super::indent::{self, Kind, Outcome};
 use super::matching::{self, Closest, Text};
 use super::paths::{self, Resolved};
+use super::str_arg;
 use super::textfile;
 use super::tracker::Snapshot;
 use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
@@ -36,12 +37,12 @@ const CONTEXT_LINES: usize = 3;
 /// Lines of the edited region shown in the result.
 const MAX_SNIPPET_LINES: usize = 30;
 
-pub struct StrReplaceTool {
+pub(crate) struct StrReplaceTool {
     spec: ToolSpec,
 }
 
 impl StrReplaceTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "str_replace",
@@ -139,7 +140,7 @@ impl Tool for StrReplaceTool {
         let lines = text.lines_of(&starts);
         if starts.len() > 1 && !replace_all {
             return Err(ToolError::new(
-                "multiple matches",
+                ToolErrorKind::MultipleMatches,
                 format!(
                     "old_str matches {} times (lines {}); add more context or set replace_all",
                     starts.len(),
@@ -226,21 +227,21 @@ fn indent_error(r: &Resolved, text: &Text<'_>, what: &str, ranges: &[(usize, usi
         "copy old_str from these lines with their exact indentation (without the line \
          numbers), and indent new_str the same way",
     );
-    ToolError::new("no match", message)
+    ToolError::new(ToolErrorKind::NoMatch, message)
 }
 
 /// Refuses an empty `old_str` and a no-op edit.
 fn check_strings(old_lf: &str, new_lf: &str) -> Result<(), ToolError> {
     if old_lf.is_empty() {
         return Err(ToolError::new(
-            "invalid edit",
+            ToolErrorKind::InvalidEdit,
             "`old_str` is empty; to create or overwrite a whole file use write_file, to insert \
              text put a neighbouring line in old_str and repeat it in new_str",
         ));
     }
     if old_lf == new_lf {
         return Err(ToolError::new(
-            "invalid edit",
+            ToolErrorKind::InvalidEdit,
             "`old_str` and `new_str` are the same, so nothing would change; put the new text \
              in new_str",
         ));
@@ -322,7 +323,7 @@ fn no_match(r: &Resolved, text: &Text<'_>, old_lf: &str) -> ToolError {
              part of the file, leave them out",
         );
     }
-    ToolError::new("no match", message)
+    ToolError::new(ToolErrorKind::NoMatch, message)
 }
 
 /// Whether most lines of `old_lf` start like `read_file` output (`   12\t`).
@@ -365,12 +366,29 @@ fn summary(r: &Resolved, updated: &[u8], lines: &[usize], new_lf: &str) -> Strin
 mod tests {
     use super::*;
     use crate::tools::files::ReadFileTool;
-    use crate::tools::files::fixture::Fixture;
+    use crate::tools::fixture::Fixture;
     use pretty_assertions::assert_eq;
     use serde_json::Value;
 
     fn edit(f: &Fixture, args: Value) -> Result<ToolOutput, ToolError> {
         f.call(&StrReplaceTool::new(), args)
+    }
+
+    #[test]
+    fn a_file_over_the_hash_limit_is_too_large_to_edit() {
+        let f = Fixture::new();
+        let line = b"0123456789abcdef\n";
+        let count = usize::try_from(crate::tools::tracker::HASH_LIMIT).unwrap() / line.len() + 10;
+        f.put("big.log", line.repeat(count));
+        f.ok(
+            &ReadFileTool::new(),
+            json!({"path": "big.log", "offset": 5, "limit": 2}),
+        );
+        let e = f.fail(
+            &StrReplaceTool::new(),
+            json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
+        );
+        assert_eq!(e.kind, ToolErrorKind::TooLarge);
     }
 
     #[test]
@@ -439,7 +457,7 @@ mod tests {
             json!({"path": "c.py", "old_str": "DEBUG=False", "new_str": "DEBUG = True"}),
         )
         .unwrap_err();
-        assert_eq!(e.kind, "no match");
+        assert_eq!(e.kind, ToolErrorKind::NoMatch);
         assert_eq!(
             e.message,
             "old_str was not found in `c.py`; it matches line(s) 1 only if whitespace is ignored:\n     1\tDEBUG = False\nold_str must match exactly, including spaces, tabs and indentation; copy it from the lines above (without the line numbers)"
@@ -487,7 +505,7 @@ mod tests {
             "not found: `b.txt` does not exist; create a new file with write_file"
         );
         let e = edit(&f, json!({"path": ".", "old_str": "a", "new_str": "b"})).unwrap_err();
-        assert_eq!(e.kind, "is a directory");
+        assert_eq!(e.kind, ToolErrorKind::IsDirectory);
     }
 
     #[test]

@@ -22,23 +22,21 @@ use std::io::{BufReader, Read};
 
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::guards::{check_fresh, check_writable, not_found};
 use super::paths::{self, Resolved};
 use super::textfile::{self, Window};
 use super::tracker::{HASH_LIMIT, Snapshot};
-use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
+use super::{
+    Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec, str_arg,
+};
 
 pub use super::tracker::FileTracker;
 
 /// Lines `read_file` returns when the call gives no `limit` (§4.1).
-pub const DEFAULT_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LIMIT: usize = 2000;
 /// Characters of the output budget kept free for notes.
 const NOTE_ROOM: usize = 400;
-
-/// The string argument `key` (validated by the schema; empty when absent).
-pub(super) fn str_arg<'a>(args: &'a Args, key: &str) -> &'a str {
-    args.get(key).and_then(|v| v.as_str()).unwrap_or("")
-}
 
 fn usize_arg(args: &Args, key: &str, default: usize) -> usize {
     args.get(key)
@@ -48,12 +46,12 @@ fn usize_arg(args: &Args, key: &str, default: usize) -> usize {
         .max(1)
 }
 
-pub struct ReadFileTool {
+pub(crate) struct ReadFileTool {
     spec: ToolSpec,
 }
 
 impl ReadFileTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "read_file",
@@ -146,7 +144,7 @@ fn refuse_binary(r: &Resolved, sample: &[u8], len: usize) -> Result<(), ToolErro
         return Ok(());
     }
     Err(ToolError::new(
-        "binary file",
+        ToolErrorKind::BinaryFile,
         format!(
             "`{}` looks like a binary file ({len} bytes); read_file shows text only, inspect it \
              with bash (`file {}`, `xxd {} | head`)",
@@ -167,7 +165,7 @@ fn read_result(
     if rendered.last == 0 {
         let total = rendered.total.unwrap_or(0);
         return Err(ToolError::new(
-            "invalid input",
+            ToolErrorKind::InvalidInput,
             format!(
                 "`offset` {} is past the end of `{}` ({}); use an offset from 1 to {total}",
                 window.offset,
@@ -204,12 +202,12 @@ fn read_result(
     Ok(text)
 }
 
-pub struct WriteFileTool {
+pub(crate) struct WriteFileTool {
     spec: ToolSpec,
 }
 
 impl WriteFileTool {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             spec: ToolSpec {
                 name: "write_file",
@@ -311,112 +309,10 @@ pub(super) fn line_count(bytes: &[u8]) -> usize {
     newlines + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
-/// A workspace, a tracker and a context for the file tools' unit tests.
-#[cfg(test)]
-pub(super) mod fixture {
-    use std::path::PathBuf;
-
-    use serde_json::Value;
-
-    use super::FileTracker;
-    use crate::cancel::CancelToken;
-    use crate::sandbox::ExecSettings;
-    use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput, schema};
-
-    pub struct Fixture {
-        _root: tempfile::TempDir,
-        pub ws: PathBuf,
-        pub outside: PathBuf,
-        pub files: FileTracker,
-        pub max_output_chars: usize,
-        exec: ExecSettings,
-        cancel: CancelToken,
-    }
-
-    impl Fixture {
-        pub fn new() -> Self {
-            let root = tempfile::tempdir().unwrap();
-            let base = root.path().canonicalize().unwrap();
-            let ws = base.join("ws");
-            let outside = base.join("outside");
-            std::fs::create_dir_all(&ws).unwrap();
-            std::fs::create_dir_all(&outside).unwrap();
-            Self {
-                _root: root,
-                ws,
-                outside,
-                files: FileTracker::default(),
-                max_output_chars: 30_000,
-                exec: ExecSettings::default(),
-                cancel: CancelToken::new(),
-            }
-        }
-
-        pub fn ctx(&self) -> ToolContext<'_> {
-            ToolContext {
-                workspace: &self.ws,
-                cwd: &self.ws,
-                files: &self.files,
-                exec: &self.exec,
-                cancel: &self.cancel,
-                max_output_chars: self.max_output_chars,
-                before_run: None,
-            }
-        }
-
-        /// Writes `bytes` to `relative` in the workspace (behind the agent's back).
-        pub fn put(&self, relative: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-            let path = self.ws.join(relative);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, bytes).unwrap();
-            path
-        }
-
-        pub fn get(&self, relative: &str) -> Vec<u8> {
-            std::fs::read(self.ws.join(relative)).unwrap()
-        }
-
-        /// Validates `args`, asks `access`, then runs: the dispatcher's path minus permissions.
-        pub fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
-            let Value::Object(args) = args else {
-                panic!("arguments must be an object")
-            };
-            let args = schema::validate(args, &tool.spec().parameters)
-                .map_err(|m| ToolError::new("schema", m))?;
-            let ctx = self.ctx();
-            tool.access(&args, &ctx)?;
-            tool.run(&args, &ctx)
-        }
-
-        pub fn access(&self, tool: &dyn Tool, args: Value) -> Result<Access, ToolError> {
-            let Value::Object(args) = args else {
-                panic!("arguments must be an object")
-            };
-            tool.access(&args, &self.ctx())
-        }
-
-        /// The text of a call that must succeed.
-        pub fn ok(&self, tool: &dyn Tool, args: Value) -> String {
-            match self.call(tool, args) {
-                Ok(out) => out.text,
-                Err(e) => panic!("expected success, got {e}"),
-            }
-        }
-
-        /// The error message of a call that must fail.
-        pub fn fail(&self, tool: &dyn Tool, args: Value) -> ToolError {
-            match self.call(tool, args) {
-                Ok(out) => panic!("expected an error, got {:?}", out.text),
-                Err(e) => e,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::fixture::Fixture;
     use super::*;
+    use crate::tools::fixture::Fixture;
     use crate::tools::tracker::Freshness;
     use pretty_assertions::assert_eq;
     use std::os::unix::fs::PermissionsExt;
@@ -471,7 +367,7 @@ mod tests {
         );
         f.put("img.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR");
         let e = f.fail(&tool, json!({"path": "img.png"}));
-        assert_eq!(e.kind, "binary file");
+        assert_eq!(e.kind, ToolErrorKind::BinaryFile);
         assert!(
             e.message
                 .contains("`img.png` looks like a binary file (16 bytes)"),
@@ -490,7 +386,7 @@ mod tests {
             "`src/` (directory, 3 entries):\nMain.rs\nlink -> Main.rs\nsub/"
         );
         let e = f.fail(&tool, json!({"path": "src/main.rs"}));
-        assert_eq!(e.kind, "not found");
+        assert_eq!(e.kind, ToolErrorKind::NotFound);
         assert!(e.message.contains("did you mean `src/Main.rs`?"), "{e}");
         let e = f.fail(&tool, json!({"path": "src/Main.rs", "offset": 5}));
         assert_eq!(
@@ -500,7 +396,7 @@ mod tests {
         let _socket = std::os::unix::net::UnixListener::bind(f.ws.join("sock")).unwrap();
         assert_eq!(
             f.fail(&tool, json!({"path": "sock"})).kind,
-            "not a regular file"
+            ToolErrorKind::NotRegularFile
         );
     }
 
@@ -545,11 +441,6 @@ mod tests {
             f.files.check(&path, &Snapshot::of_metadata(&meta)),
             Freshness::Fresh
         );
-        let e = f.fail(
-            &crate::tools::edit::StrReplaceTool::new(),
-            json!({"path": "big.log", "old_str": "0", "new_str": "1"}),
-        );
-        assert_eq!(e.kind, "too large");
     }
 
     #[test]
@@ -609,7 +500,7 @@ mod tests {
         let tool = WriteFileTool::new();
         f.put("notes.md", "keep me\n");
         let e = f.fail(&tool, json!({"path": "notes.md", "content": "new"}));
-        assert_eq!(e.kind, "not read");
+        assert_eq!(e.kind, ToolErrorKind::NotRead);
         assert_eq!(f.get("notes.md"), b"keep me\n");
         read(&f, json!({"path": "notes.md"}));
         f.put("notes.md", "user edit\n");
@@ -646,7 +537,7 @@ mod tests {
         );
         std::fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
         let e = f.fail(&tool, json!({"path": "run.sh", "content": "x"}));
-        assert_eq!(e.kind, "read-only");
+        assert_eq!(e.kind, ToolErrorKind::ReadOnly);
         assert!(e.message.contains("(mode 444)"), "{e}");
     }
 
@@ -668,6 +559,6 @@ mod tests {
         let e = f
             .access(&tool, json!({"path": "out/a.rs", "content": ""}))
             .unwrap_err();
-        assert_eq!(e.kind, "outside workspace");
+        assert_eq!(e.kind, ToolErrorKind::OutsideWorkspace);
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fs;
 
+use super::ToolErrorKind;
 use super::paths::Resolved;
 use super::tracker::{Freshness, Snapshot};
 use super::{ToolContext, ToolError};
@@ -13,7 +14,7 @@ use super::{ToolContext, ToolError};
 ///
 /// # Errors
 /// `stale file` or `not read`, telling the model to re-read the file.
-pub fn check_fresh(
+pub(crate) fn check_fresh(
     ctx: &ToolContext<'_>,
     r: &Resolved,
     now: &Snapshot,
@@ -23,7 +24,7 @@ pub fn check_fresh(
         Freshness::Fresh => Ok(()),
         Freshness::Unseen if !require_seen || now.len == 0 => Ok(()),
         Freshness::Unseen => Err(ToolError::new(
-            "not read",
+            ToolErrorKind::NotRead,
             format!(
                 "`{}` already exists and has not been read in this session; read it first \
                  (read_file), or change part of it with str_replace",
@@ -31,7 +32,7 @@ pub fn check_fresh(
             ),
         )),
         Freshness::Stale => Err(ToolError::new(
-            "stale file",
+            ToolErrorKind::StaleFile,
             format!(
                 "{} changed on disk since last read; re-read it (read_file) and retry",
                 r.shown
@@ -44,13 +45,13 @@ pub fn check_fresh(
 ///
 /// # Errors
 /// `read-only` with the mode.
-pub fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError> {
+pub(crate) fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError> {
     use std::os::unix::fs::PermissionsExt;
     if !meta.permissions().readonly() {
         return Ok(());
     }
     Err(ToolError::new(
-        "read-only",
+        ToolErrorKind::ReadOnly,
         format!(
             "`{}` is read-only (mode {:o}); leave it alone, or ask the user to make it writable",
             r.shown,
@@ -60,14 +61,14 @@ pub fn check_writable(r: &Resolved, meta: &fs::Metadata) -> Result<(), ToolError
 }
 
 /// The error for a path where nothing exists, naming similar files in the same directory.
-pub fn not_found(r: &Resolved, fix: &str) -> ToolError {
+pub(crate) fn not_found(r: &Resolved, fix: &str) -> ToolError {
     let mut message = format!("`{}` does not exist", r.shown);
     let similar = similar_names(r);
     if !similar.is_empty() {
         message.push_str(&format!(" (did you mean {}?)", similar.join(", ")));
     }
     message.push_str(&format!("; {fix}"));
-    ToolError::new("not found", message)
+    ToolError::new(ToolErrorKind::NotFound, message)
 }
 
 /// Up to 3 siblings of `r` whose names differ only in case or extension.

@@ -20,7 +20,7 @@
 
 /// An indentation character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Tab,
     Space,
 }
@@ -34,7 +34,7 @@ impl Kind {
     }
 
     /// `tabs` or `spaces`.
-    pub fn plural(self) -> &'static str {
+    pub(crate) fn plural(self) -> &'static str {
         match self {
             Kind::Tab => "tabs",
             Kind::Space => "spaces",
@@ -44,7 +44,7 @@ impl Kind {
 
 /// What matching `old_str` ignoring indentation came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// One place: replace `len` bytes of the normalized view at `start` with `new` (LF line
     /// endings); `lines` are its first and last line (1-based).
     Edit {
@@ -62,6 +62,23 @@ pub enum Outcome {
     },
     /// Nothing matches, even ignoring indentation.
     Nothing,
+}
+
+/// Why the indentation of `old_str`/`new_str` cannot be carried over to the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unfit(pub(crate) String);
+
+impl From<String> for Unfit {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for Unfit {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
 }
 
 /// A line split into its indentation and the rest.
@@ -90,7 +107,7 @@ fn measure(lead: &[u8]) -> Result<Option<(Kind, i64)>, ()> {
 }
 
 /// The kind of indentation most indented lines of `norm` use, if any line is indented.
-pub fn file_kind(norm: &[u8]) -> Option<Kind> {
+pub(crate) fn file_kind(norm: &[u8]) -> Option<Kind> {
     let (mut tabs, mut spaces) = (0usize, 0usize);
     for line in norm.split(|b| *b == b'\n') {
         match line.first() {
@@ -137,7 +154,7 @@ struct Place {
 
 /// Matches `old_lf` in `norm` ignoring indentation and re-indents `new_lf` (see the module
 /// doc). Only meaningful after an exact search found nothing.
-pub fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
+pub(crate) fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
     let old: Vec<&[u8]> = old_lf.as_bytes().split(|b| *b == b'\n').collect();
     if old.len() == 1 && split(old[0]).0.is_empty() {
         return Outcome::Nothing;
@@ -161,7 +178,7 @@ pub fn find(norm: &[u8], old_lf: &str, new_lf: &str) -> Outcome {
                 new,
                 lines: range(place),
             },
-            Err(reason) => Outcome::Unconvertible {
+            Err(Unfit(reason)) => Outcome::Unconvertible {
                 lines: range(place),
                 reason,
             },
@@ -242,7 +259,7 @@ impl Map {
 }
 
 /// Finds the map the place's lines follow, then re-indents `new_lf` with it.
-fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<String, String> {
+fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<String, Unfit> {
     let map = fit(norm, place, old, new_lf)?;
     let new: Vec<&[u8]> = new_lf.as_bytes().split(|b| *b == b'\n').collect();
     let mut out: Vec<u8> = Vec::with_capacity(new_lf.len());
@@ -261,7 +278,7 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
         }
         let width = match measure(lead) {
             Err(()) => {
-                return Err(format!("line {} of new_str mixes tabs and spaces", i + 1));
+                return Err(format!("line {} of new_str mixes tabs and spaces", i + 1).into());
             }
             Ok(None) => 0,
             Ok(Some((kind, width))) if map.model.is_none_or(|m| m == kind) => width,
@@ -271,7 +288,8 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
                     i + 1,
                     kind.plural(),
                     map.model.map_or("nothing", Kind::plural)
-                ));
+                )
+                .into());
             }
         };
         let Some(file_width) = map.apply(width) else {
@@ -280,16 +298,17 @@ fn reindent(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<S
                  number of the file's {}",
                 i + 1,
                 map.file.plural()
-            ));
+            )
+            .into());
         };
         out.extend(std::iter::repeat_n(map.file.byte(), file_width as usize));
         out.extend_from_slice(rest);
     }
-    String::from_utf8(out).map_err(|_| "new_str is not valid UTF-8".to_string())
+    String::from_utf8(out).map_err(|_| Unfit::from("new_str is not valid UTF-8"))
 }
 
 /// The map the place's indentation follows (see the module doc).
-fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, String> {
+fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, Unfit> {
     let mixed = |what: &str| format!("{what} mixes tabs and spaces in its indentation");
     let mut model = None;
     let mut file = None;
@@ -300,7 +319,7 @@ fn fit(norm: &[u8], place: &Place, old: &[&[u8]], new_lf: &str) -> Result<Map, S
         for (seen, now, what) in [(&mut model, o, "old_str"), (&mut file, f, "the file")] {
             if let Some((kind, _)) = now {
                 if seen.is_some_and(|k| k != kind) {
-                    return Err(mixed(what));
+                    return Err(mixed(what).into());
                 }
                 *seen = Some(kind);
             }

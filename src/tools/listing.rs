@@ -17,13 +17,13 @@ use super::paths::Resolved;
 use super::textfile::io_error;
 
 /// Entries of one directory kept for the listing; the rest are only counted.
-pub const MAX_ENTRIES: usize = 2000;
+pub(crate) const MAX_ENTRIES: usize = 2000;
 
 /// The listing of the directory at `r.real`, at most `max_chars` characters plus a note.
 ///
 /// # Errors
 /// `io error` when the directory cannot be read.
-pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
+pub(crate) fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
     let entries = fs::read_dir(&r.real).map_err(|e| io_error("cannot list", r, &e))?;
     // The smallest names seen so far; the largest of them is popped past the limit.
     let mut kept = BinaryHeap::new();
@@ -69,12 +69,12 @@ pub fn list(r: &Resolved, max_chars: usize) -> Result<String, ToolError> {
 /// `name`, `name/` for a directory, `name -> target` for a symlink, with invisible
 /// characters escaped.
 fn describe(path: &std::path::Path, name: &std::ffi::OsStr) -> String {
-    let name = crate::ui::visible::escape_invisible(&name.to_string_lossy());
+    let name = crate::visible::escape_invisible(&name.to_string_lossy());
     match fs::symlink_metadata(path).map(|m| m.file_type()) {
         Ok(kind) if kind.is_dir() => format!("{name}/"),
         Ok(kind) if kind.is_symlink() => match fs::read_link(path) {
             Ok(target) => {
-                let target = crate::ui::visible::escape_invisible(&target.to_string_lossy());
+                let target = crate::visible::escape_invisible(&target.to_string_lossy());
                 format!("{name} -> {target}")
             }
             Err(_) => name,

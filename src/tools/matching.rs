@@ -16,7 +16,7 @@ use memchr::memmem;
 
 /// A file's dominant line ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     Lf,
     Crlf,
 }
@@ -24,25 +24,25 @@ pub enum Ending {
 /// Files with more lines than this get no similarity search (it would cost too much time).
 const MAX_FUZZY_LINES: usize = 100_000;
 /// Lines shown of a close region.
-pub const MAX_REGION_LINES: usize = 12;
+pub(crate) const MAX_REGION_LINES: usize = 12;
 /// Characters shown of one line of a close region.
 const MAX_REGION_LINE_CHARS: usize = 200;
 /// Similarity below which a region is not worth showing.
 const MIN_SIMILARITY: f64 = 0.5;
 
 /// A file's bytes with their LF-normalized view.
-pub struct Text<'a> {
+pub(crate) struct Text<'a> {
     bytes: &'a [u8],
     /// `bytes` with every CRLF as LF.
     norm: Cow<'a, [u8]>,
     /// Indices in `norm` of the `\n`s that were `\r\n` in `bytes`, ascending.
     dropped: Vec<usize>,
-    pub ending: Ending,
+    pub(crate) ending: Ending,
 }
 
 /// What the model probably meant when `old_str` matched nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Closest {
+pub(crate) enum Closest {
     /// The same text with other whitespace, at these (first, last) line ranges.
     Whitespace(Vec<(usize, usize)>),
     /// The most similar lines.
@@ -54,7 +54,7 @@ pub enum Closest {
 }
 
 impl<'a> Text<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         let lf_total = memchr::memchr_iter(b'\n', bytes).count();
         let crlf = memmem::find_iter(bytes, b"\r\n").count();
         if crlf == 0 {
@@ -89,12 +89,12 @@ impl<'a> Text<'a> {
     }
 
     /// `s` with CRLF as LF, as searched in the normalized view.
-    pub fn to_lf(s: &str) -> String {
+    pub(crate) fn to_lf(s: &str) -> String {
         s.replace("\r\n", "\n")
     }
 
     /// `s_lf` (LF endings) as bytes with this file's dominant ending.
-    pub fn with_ending(&self, s_lf: &str) -> Vec<u8> {
+    pub(crate) fn with_ending(&self, s_lf: &str) -> Vec<u8> {
         match self.ending {
             Ending::Lf => s_lf.as_bytes().to_vec(),
             Ending::Crlf => s_lf.replace('\n', "\r\n").into_bytes(),
@@ -102,17 +102,17 @@ impl<'a> Text<'a> {
     }
 
     /// The LF-normalized view of the file.
-    pub fn norm(&self) -> &[u8] {
+    pub(crate) fn norm(&self) -> &[u8] {
         &self.norm
     }
 
     /// Start indices (in the normalized view) of the non-overlapping matches of `needle`.
-    pub fn find(&self, needle: &str) -> Vec<usize> {
+    pub(crate) fn find(&self, needle: &str) -> Vec<usize> {
         memmem::find_iter(&self.norm, needle.as_bytes()).collect()
     }
 
     /// The 1-based line of each normalized index in `starts` (ascending).
-    pub fn lines_of(&self, starts: &[usize]) -> Vec<usize> {
+    pub(crate) fn lines_of(&self, starts: &[usize]) -> Vec<usize> {
         let mut line = 1;
         let mut from = 0;
         starts
@@ -127,7 +127,7 @@ impl<'a> Text<'a> {
 
     /// The file with the `len` normalized bytes at each of `starts` replaced by `new`; a
     /// final newline the file had is kept.
-    pub fn splice(&self, starts: &[usize], len: usize, new: &[u8]) -> Vec<u8> {
+    pub(crate) fn splice(&self, starts: &[usize], len: usize, new: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.bytes.len() + starts.len() * new.len());
         let mut pos = 0;
         for &start in starts {
@@ -154,7 +154,7 @@ impl<'a> Text<'a> {
     }
 
     /// The normalized view as text, one entry per line (lossy UTF-8).
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let norm = self.norm.strip_suffix(b"\n").unwrap_or(&self.norm);
         String::from_utf8_lossy(norm)
             .split('\n')
@@ -164,13 +164,13 @@ impl<'a> Text<'a> {
 
     /// Lines `first..=last` (1-based), numbered like `read_file`, at most `max_lines` of
     /// them, each cut at 200 characters.
-    pub fn excerpt(&self, first: usize, last: usize, max_lines: usize) -> String {
+    pub(crate) fn excerpt(&self, first: usize, last: usize, max_lines: usize) -> String {
         self.excerpt_marked(first, last, max_lines, false)
     }
 
     /// Like [`Text::excerpt`]; with `tabs_visible` every tab in a line is shown as `→`, so
     /// a model that reads tabs as spaces can tell them apart.
-    pub fn excerpt_marked(
+    pub(crate) fn excerpt_marked(
         &self,
         first: usize,
         last: usize,
@@ -208,7 +208,7 @@ impl<'a> Text<'a> {
     }
 
     /// Where `old_lf` (LF endings) probably belongs, when it matched nothing.
-    pub fn closest(&self, old_lf: &str) -> Closest {
+    pub(crate) fn closest(&self, old_lf: &str) -> Closest {
         let ranges = self.whitespace_matches(old_lf);
         if !ranges.is_empty() {
             return Closest::Whitespace(ranges);

@@ -6,26 +6,29 @@
 //! Failures are [`ToolError`]s that become the tool result text; they never end the session.
 
 mod atomic;
-pub mod bash;
-pub mod dispatch;
-pub mod edit;
-pub mod files;
+pub(crate) mod bash;
+pub(crate) mod dispatch;
+pub(crate) mod edit;
+pub(crate) mod files;
+#[cfg(test)]
+mod fixture;
 mod guards;
 mod indent;
 mod listing;
 mod matching;
-pub mod paths;
+pub(crate) mod paths;
+pub(crate) mod policy;
 pub mod registry;
-pub mod schema;
-pub mod skills;
+pub(crate) mod schema;
 pub(crate) mod textfile;
-pub mod todos;
-pub mod tracker;
+pub(crate) mod todos;
+pub(crate) mod tracker;
 
 use std::path::{Path, PathBuf};
 
-pub use dispatch::{DispatchOutcome, Dispatcher};
+pub use dispatch::{DispatchOutcome, Dispatcher, Toolbox};
 pub use files::FileTracker;
+pub use policy::{NoPolicy, Policy, PolicyBlock};
 pub use registry::Registry;
 
 use crate::cancel::CancelToken;
@@ -34,6 +37,11 @@ use crate::sandbox::ExecSettings;
 
 /// Arguments after validation against the tool's schema.
 pub type Args = serde_json::Map<String, serde_json::Value>;
+
+/// The string argument `key` (validated by the schema; empty when absent).
+fn str_arg<'a>(args: &'a Args, key: &str) -> &'a str {
+    args.get(key).and_then(|v| v.as_str()).unwrap_or("")
+}
 
 /// What a call will touch, rated by the permission engine before it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,11 +97,11 @@ pub trait BeforeRun: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolOutput {
     /// The text the model receives.
-    pub text: String,
+    pub(crate) text: String,
     /// Extra for the screen (not sent to the model).
-    pub display: Option<ToolDisplay>,
+    pub(crate) display: Option<ToolDisplay>,
     /// The exit code of a command that ran to its end (`bash`).
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
 }
 
 impl ToolOutput {
@@ -121,18 +129,122 @@ pub enum ToolDisplay {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct ToolError {
-    /// A short category (`not found`, `stale file`, `no match`, `io error`, ...).
-    pub kind: String,
+    pub(crate) kind: ToolErrorKind,
     /// What went wrong and what to do about it.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ToolError {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
         Self {
-            kind: kind.into(),
+            kind,
             message: message.into(),
         }
+    }
+}
+
+/// What kind of failure a [`ToolError`] is. Its name starts the result text, so the model
+/// (and a reader of the session) sees the category before the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolErrorKind {
+    /// An argument the tool cannot use (an empty `prompt`, a bad `offset`).
+    InvalidInput,
+    /// A path that is empty, malformed or names something no tool may touch.
+    InvalidPath,
+    /// A `str_replace` that would not change anything or cannot be applied.
+    InvalidEdit,
+    /// A todo list that breaks the `write_todos` rules.
+    InvalidTodos,
+    /// The file, directory or skill does not exist.
+    NotFound,
+    /// A file edited before it was read.
+    NotRead,
+    /// A file changed on disk since it was last read.
+    StaleFile,
+    /// A file without write permission.
+    ReadOnly,
+    /// A path that leaves the workspace through a symlink.
+    OutsideWorkspace,
+    /// A file tool given a directory where it needs a file.
+    IsDirectory,
+    /// A device, socket or pipe.
+    NotRegularFile,
+    /// A file that is not text.
+    BinaryFile,
+    /// A file over the size the tool handles.
+    TooLarge,
+    /// `old_str` is not in the file.
+    NoMatch,
+    /// `old_str` is in the file more than once.
+    MultipleMatches,
+    /// Reading or writing failed.
+    Io,
+    /// The shell could not be started.
+    CannotStartShell,
+    /// The sandbox is required and the command cannot be confined.
+    SandboxRequired,
+    /// The sandbox could not be applied; the command did not run.
+    SandboxFailed,
+    /// A subagent ended without an answer.
+    Subagent,
+    /// The user interrupted.
+    Interrupted,
+    /// A budget ran out.
+    Budget,
+    /// The same call with the same result, again.
+    Repeating,
+    /// The tool cannot work here (no async runtime, no parent for a subagent, an MCP server
+    /// that is not ready).
+    Unavailable,
+    /// An MCP server answered the call with a protocol error.
+    McpError,
+    /// An MCP server stopped during the call.
+    ServerStopped,
+    /// An MCP tool call took longer than the server's `tool_timeout_sec`.
+    Timeout,
+    /// An MCP tool reported that it failed (`isError`).
+    ToolFailed,
+}
+
+impl ToolErrorKind {
+    /// The category as the model reads it (`not found`, `stale file`, ...).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "invalid input",
+            Self::InvalidPath => "invalid path",
+            Self::InvalidEdit => "invalid edit",
+            Self::InvalidTodos => "invalid todos",
+            Self::NotFound => "not found",
+            Self::NotRead => "not read",
+            Self::StaleFile => "stale file",
+            Self::ReadOnly => "read-only",
+            Self::OutsideWorkspace => "outside workspace",
+            Self::IsDirectory => "is a directory",
+            Self::NotRegularFile => "not a regular file",
+            Self::BinaryFile => "binary file",
+            Self::TooLarge => "too large",
+            Self::NoMatch => "no match",
+            Self::MultipleMatches => "multiple matches",
+            Self::Io => "io error",
+            Self::CannotStartShell => "cannot start shell",
+            Self::SandboxRequired => "sandbox required",
+            Self::SandboxFailed => "sandbox failed",
+            Self::Subagent => "subagent",
+            Self::Interrupted => "interrupted",
+            Self::Budget => "budget",
+            Self::Repeating => "repeating",
+            Self::Unavailable => "unavailable",
+            Self::McpError => "MCP error",
+            Self::ServerStopped => "server stopped",
+            Self::Timeout => "timeout",
+            Self::ToolFailed => "tool error",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -146,7 +258,7 @@ pub trait Tool: Send + Sync {
     ///
     /// # Errors
     /// Which field is wrong and what was expected, for `Error: wrong arguments for ...`.
-    fn validate(&self, args: Args) -> Result<Args, String> {
+    fn validate(&self, args: Args) -> Result<Args, schema::SchemaError> {
         schema::validate(args, &self.spec().parameters)
     }
 

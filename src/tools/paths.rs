@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::ToolErrorKind;
 use super::{ToolContext, ToolError};
 
 /// Symlinks followed before giving up (Linux `MAXSYMLINKS`).
@@ -31,22 +32,22 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A path named by the model, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// Absolute, lexically normalized, symlinks not followed: what the model named.
-    pub named: PathBuf,
+    pub(crate) named: PathBuf,
     /// Absolute with every symlink followed: where the bytes are.
-    pub real: PathBuf,
+    pub(crate) real: PathBuf,
     /// `named` relative to the workspace when inside it, else absolute; for messages.
-    pub shown: String,
+    pub(crate) shown: String,
     /// `named` lies inside the workspace.
-    pub named_inside: bool,
+    pub(crate) named_inside: bool,
     /// `real` lies inside the workspace.
-    pub real_inside: bool,
+    pub(crate) real_inside: bool,
 }
 
 impl Resolved {
     /// A path named inside the workspace that really lies outside it.
-    pub fn escapes(&self) -> bool {
+    pub(crate) fn escapes(&self) -> bool {
         self.named_inside && !self.real_inside
     }
 
@@ -54,12 +55,12 @@ impl Resolved {
     ///
     /// # Errors
     /// `outside workspace` when [`Resolved::escapes`].
-    pub fn refuse_escape(&self) -> Result<(), ToolError> {
+    pub(crate) fn refuse_escape(&self) -> Result<(), ToolError> {
         if !self.escapes() {
             return Ok(());
         }
         Err(ToolError::new(
-            "outside workspace",
+            ToolErrorKind::OutsideWorkspace,
             format!(
                 "path resolves outside the workspace: `{}` leads to `{}` through a symlink; \
                  writes through symlinks that leave the workspace are refused, edit files \
@@ -76,7 +77,7 @@ impl Resolved {
 /// # Errors
 /// `invalid path` for an empty path or one holding a NUL byte; `invalid path` when
 /// symlinks loop (more than 40 hops).
-pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+pub(crate) fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
     resolve_in(raw, ctx.cwd, ctx.workspace, dirs::home_dir().as_deref())
 }
 
@@ -90,11 +91,11 @@ pub fn resolve(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> 
 /// # Errors
 /// As [`resolve`], `invalid path` for a control character, and `outside workspace` for an
 /// escape.
-pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
+pub(crate) fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, ToolError> {
     let trimmed = raw.trim();
     if let Some(c) = trimmed.chars().find(|c| c.is_control() && *c != '\0') {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{}` holds the control character {}; pass a plain file path",
                 trimmed.escape_debug(),
@@ -111,7 +112,7 @@ pub fn resolve_for_write(raw: &str, ctx: &ToolContext<'_>) -> Result<Resolved, T
 ///
 /// # Errors
 /// As [`resolve`].
-pub fn resolve_in(
+pub(crate) fn resolve_in(
     raw: &str,
     cwd: &Path,
     workspace: &Path,
@@ -120,13 +121,13 @@ pub fn resolve_in(
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             "`path` is empty; pass a file path relative to the workspace",
         ));
     }
     if trimmed.contains('\0') {
         return Err(ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{}` holds a NUL byte; pass a plain file path",
                 trimmed.escape_debug()
@@ -141,7 +142,7 @@ pub fn resolve_in(
     let named = normalize(&cwd.join(expanded));
     let real = follow_symlinks(&named).map_err(|hops| {
         ToolError::new(
-            "invalid path",
+            ToolErrorKind::InvalidPath,
             format!(
                 "`{trimmed}` has too many levels of symbolic links ({hops}); fix the link loop"
             ),
@@ -163,7 +164,7 @@ pub fn resolve_in(
 
 /// Removes `.` and resolves `..` lexically (`/a/b/../c` → `/a/c`; `..` at the root stays at
 /// the root). `path` must be absolute.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for component in path.components() {
         match component {
@@ -333,11 +334,11 @@ mod tests {
         );
         assert_eq!(
             resolve_in("  ", &d.ws, &d.ws, None).unwrap_err().kind,
-            "invalid path"
+            ToolErrorKind::InvalidPath
         );
         assert_eq!(
             resolve_in("a\0b", &d.ws, &d.ws, None).unwrap_err().kind,
-            "invalid path"
+            ToolErrorKind::InvalidPath
         );
     }
 }

@@ -61,7 +61,7 @@ impl Registry {
     }
 
     /// Keeps only the registered tools for which `keep` returns true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.tools.retain(|t| keep(t.spec().name));
     }
 
@@ -107,7 +107,7 @@ impl Registry {
     }
 
     /// Specs of the offered tools in registration order, for the request's `tools`.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         self.offered().map(|t| t.spec().clone()).collect()
     }
 }

@@ -10,18 +10,39 @@ use serde_json::{Map, Value};
 
 use crate::model::types::json_kind;
 
+/// Which argument is wrong and what was expected, e.g. ``missing required field `command` ``;
+/// the model reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SchemaError(pub String);
+
+impl From<String> for SchemaError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for SchemaError {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
 /// Validates and coerces `args` against an object `schema`.
 ///
 /// # Errors
 /// Which field is wrong and what was expected, e.g. ``missing required field `command` ``.
-pub fn validate(args: Map<String, Value>, schema: &Value) -> Result<Map<String, Value>, String> {
+pub(crate) fn validate(
+    args: Map<String, Value>,
+    schema: &Value,
+) -> Result<Map<String, Value>, SchemaError> {
     match check(Value::Object(args), schema, "")? {
         Value::Object(map) => Ok(map),
-        other => Err(format!("expected an object, found {}", json_kind(&other))),
+        other => Err(format!("expected an object, found {}", json_kind(&other)).into()),
     }
 }
 
-fn check(value: Value, schema: &Value, at: &str) -> Result<Value, String> {
+fn check(value: Value, schema: &Value, at: &str) -> Result<Value, SchemaError> {
     let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
     let value = coerce(value, kind);
     let field = |what: String| {
@@ -45,7 +66,8 @@ fn check(value: Value, schema: &Value, at: &str) -> Result<Value, String> {
             "expected {}, found {}",
             article(kind),
             json_kind(&value)
-        )));
+        ))
+        .into());
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(&value)
@@ -54,15 +76,16 @@ fn check(value: Value, schema: &Value, at: &str) -> Result<Value, String> {
         return Err(field(format!(
             "expected one of {}, found {value}",
             options.join(", ")
-        )));
+        ))
+        .into());
     }
     if let Some(number) = value.as_f64() {
         let bound = |key| schema.get(key).and_then(Value::as_f64);
         if let Some(min) = bound("minimum").filter(|min| number < *min) {
-            return Err(field(format!("must be at least {min}, found {number}")));
+            return Err(field(format!("must be at least {min}, found {number}")).into());
         }
         if let Some(max) = bound("maximum").filter(|max| number > *max) {
-            return Err(field(format!("must be at most {max}, found {number}")));
+            return Err(field(format!("must be at most {max}, found {number}")).into());
         }
     }
     match value {
@@ -84,7 +107,7 @@ fn check_object(
     mut map: Map<String, Value>,
     schema: &Value,
     at: &str,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, SchemaError> {
     let path = |key: &str| {
         if at.is_empty() {
             key.to_string()
@@ -100,7 +123,7 @@ fn check_object(
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for key in required.iter().filter_map(Value::as_str) {
             if map.get(key).is_none_or(Value::is_null) {
-                return Err(format!("missing required field `{}`", path(key)));
+                return Err(format!("missing required field `{}`", path(key)).into());
             }
         }
     }
@@ -112,7 +135,8 @@ fn check_object(
             "unknown field `{}`; expected {}",
             path(unknown),
             known.join(", ")
-        ));
+        )
+        .into());
     }
     let mut out = Map::new();
     for (key, value) in map {
@@ -186,7 +210,7 @@ mod tests {
         let Value::Object(map) = args else {
             return Err("not an object".into());
         };
-        validate(map, &schema()).map(Value::Object)
+        validate(map, &schema()).map(Value::Object).map_err(|e| e.0)
     }
 
     #[test]

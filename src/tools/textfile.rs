@@ -11,15 +11,16 @@ use std::fs::{self, Metadata};
 use std::io::{self, BufRead};
 
 use super::ToolError;
+use super::ToolErrorKind;
 use super::paths::Resolved;
 use super::tracker::HASH_LIMIT;
 
 /// Characters of one line shown before it is cut (§4.1).
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Bytes kept of a line: enough for [`MAX_LINE_CHARS`] characters of up to 4 bytes.
 const LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
 /// Bytes from the start of a file examined to tell binary from text.
-pub const SAMPLE_BYTES: usize = 8192;
+pub(crate) const SAMPLE_BYTES: usize = 8192;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The metadata of the regular file at `r.real`; `None` when nothing is there.
@@ -27,7 +28,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// # Errors
 /// `is a directory` (with a hint to list it), `not a regular file` (FIFO, device, socket:
 /// reading one could block forever), `io error`.
-pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
+pub(crate) fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
     let meta = match fs::metadata(&r.real) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -35,7 +36,7 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
     };
     if meta.is_dir() {
         return Err(ToolError::new(
-            "is a directory",
+            ToolErrorKind::IsDirectory,
             format!(
                 "`{}` is a directory; read_file on it lists its entries",
                 r.shown
@@ -44,7 +45,7 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
     }
     if !meta.is_file() {
         return Err(ToolError::new(
-            "not a regular file",
+            ToolErrorKind::NotRegularFile,
             format!(
                 "`{}` is not a regular file (a device, FIFO or socket); the file tools read and \
                  write regular files only",
@@ -59,10 +60,10 @@ pub fn regular_file(r: &Resolved) -> Result<Option<Metadata>, ToolError> {
 ///
 /// # Errors
 /// `too large` over [`HASH_LIMIT`] bytes; `io error`.
-pub fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> {
+pub(crate) fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> {
     if meta.len() > HASH_LIMIT {
         return Err(ToolError::new(
-            "too large",
+            ToolErrorKind::TooLarge,
             format!(
                 "`{}` is {} bytes; the file tools edit files up to {} MiB, use bash for this one",
                 r.shown,
@@ -75,14 +76,14 @@ pub fn load(r: &Resolved, meta: &Metadata) -> Result<Vec<u8>, ToolError> {
 }
 
 /// `<doing> `<path>`: <error>` as an `io error`.
-pub fn io_error(doing: &str, r: &Resolved, error: &io::Error) -> ToolError {
-    ToolError::new("io error", format!("{doing} `{}`: {error}", r.shown))
+pub(crate) fn io_error(doing: &str, r: &Resolved, error: &io::Error) -> ToolError {
+    ToolError::new(ToolErrorKind::Io, format!("{doing} `{}`: {error}", r.shown))
 }
 
 /// Whether `sample` (the start of a file) looks binary: a NUL byte, or more than 10% of the
 /// bytes are invalid UTF-8 or control characters other than tab, newlines, form feed and
 /// escape. A Latin-1 text with a few accented letters still counts as text.
-pub fn looks_binary(sample: &[u8]) -> bool {
+pub(crate) fn looks_binary(sample: &[u8]) -> bool {
     if sample.contains(&0) {
         return true;
     }
@@ -104,37 +105,37 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 
 /// Which lines to render.
 #[derive(Debug, Clone, Copy)]
-pub struct Window {
+pub(crate) struct Window {
     /// First line, 1-based.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// Lines at most.
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Characters of output at most (lines after the budget are not rendered).
-    pub max_chars: usize,
+    pub(crate) max_chars: usize,
     /// Read to the end to count every line (otherwise stop after the window).
-    pub count_all: bool,
+    pub(crate) count_all: bool,
 }
 
 /// A rendered window.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// Numbered lines, each ending in `\n`.
-    pub text: String,
+    pub(crate) text: String,
     /// Last line rendered (0 when none).
-    pub last: usize,
+    pub(crate) last: usize,
     /// Lines in the file, when it was read to the end.
-    pub total: Option<usize>,
+    pub(crate) total: Option<usize>,
     /// Rendering stopped at the character budget.
-    pub budget_hit: bool,
+    pub(crate) budget_hit: bool,
     /// A rendered line held bytes that are not UTF-8.
-    pub invalid_utf8: bool,
+    pub(crate) invalid_utf8: bool,
 }
 
 /// Renders `window` of the lines read from `reader`.
 ///
 /// # Errors
 /// The reader's I/O error.
-pub fn render(mut reader: impl BufRead, window: Window) -> io::Result<Rendered> {
+pub(crate) fn render(mut reader: impl BufRead, window: Window) -> io::Result<Rendered> {
     let end = window.offset.saturating_add(window.limit);
     let mut out = Rendered::default();
     let mut chars = 0;

@@ -12,17 +12,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::ToolErrorKind;
 use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Most items in the list.
-pub const MAX_TODOS: usize = 50;
+pub(crate) const MAX_TODOS: usize = 50;
 /// Longest item, in characters.
-pub const MAX_CONTENT_CHARS: usize = 500;
+pub(crate) const MAX_CONTENT_CHARS: usize = 500;
 
 /// State of one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
+pub(crate) enum TodoStatus {
     Pending,
     InProgress,
     Completed,
@@ -31,18 +32,18 @@ pub enum TodoStatus {
 /// One item of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Todo {
-    pub content: String,
-    pub status: TodoStatus,
+    pub(crate) content: String,
+    pub(crate) status: TodoStatus,
 }
 
 /// The list shared by the tool and the agent; cheap to clone (all clones share it).
 #[derive(Debug, Clone, Default)]
-pub struct TodoStore {
+pub(crate) struct TodoStore {
     inner: Arc<Mutex<(Vec<Todo>, u64)>>,
 }
 
 impl TodoStore {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -53,25 +54,25 @@ impl TodoStore {
         }
     }
 
-    pub fn get(&self) -> Vec<Todo> {
+    pub(crate) fn get(&self) -> Vec<Todo> {
         self.lock().0.clone()
     }
 
     /// Replaces the list and bumps the version.
-    pub fn set(&self, todos: Vec<Todo>) {
+    pub(crate) fn set(&self, todos: Vec<Todo>) {
         let mut guard = self.lock();
         guard.0 = todos;
         guard.1 += 1;
     }
 
     /// Increases on every [`TodoStore::set`].
-    pub fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         self.lock().1
     }
 }
 
 /// The list as lines: `[x] done`, `[>] in progress`, `[ ] pending`.
-pub fn render(todos: &[Todo]) -> String {
+pub(crate) fn render(todos: &[Todo]) -> String {
     todos
         .iter()
         .map(|todo| {
@@ -90,8 +91,8 @@ pub fn render(todos: &[Todo]) -> String {
 ///
 /// # Errors
 /// A [`ToolError`] (`invalid todos`) naming the item and the fix.
-pub fn validate(value: &serde_json::Value) -> Result<Vec<Todo>, ToolError> {
-    let invalid = |message: String| ToolError::new("invalid todos", message);
+pub(crate) fn validate(value: &serde_json::Value) -> Result<Vec<Todo>, ToolError> {
+    let invalid = |message: String| ToolError::new(ToolErrorKind::InvalidTodos, message);
     let todos: Vec<Todo> = serde_json::from_value(value.clone())
         .map_err(|e| invalid(format!("{e}; send a list of {{content, status}} items")))?;
     if todos.len() > MAX_TODOS {
@@ -135,13 +136,13 @@ pub fn validate(value: &serde_json::Value) -> Result<Vec<Todo>, ToolError> {
 }
 
 /// `write_todos(todos)`.
-pub struct WriteTodosTool {
+pub(crate) struct WriteTodosTool {
     spec: ToolSpec,
     store: TodoStore,
 }
 
 impl WriteTodosTool {
-    pub fn new(store: TodoStore) -> Self {
+    pub(crate) fn new(store: TodoStore) -> Self {
         Self {
             spec: ToolSpec {
                 name: "write_todos",

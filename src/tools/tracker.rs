@@ -16,23 +16,23 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 /// Files remembered at once.
-pub const MAX_TRACKED: usize = 4096;
+pub(crate) const MAX_TRACKED: usize = 4096;
 /// Largest file, in bytes, whose content is hashed (and that `str_replace` edits).
-pub const HASH_LIMIT: u64 = 16 * 1024 * 1024;
+pub(crate) const HASH_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// What the agent saw of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Size in bytes.
-    pub len: u64,
-    pub modified: Option<SystemTime>,
+    pub(crate) len: u64,
+    pub(crate) modified: Option<SystemTime>,
     /// FNV-1a 64 of the content; `None` for files over [`HASH_LIMIT`].
-    pub hash: Option<u64>,
+    pub(crate) hash: Option<u64>,
 }
 
 impl Snapshot {
     /// The snapshot of a file whose whole content is `bytes`.
-    pub fn of_bytes(bytes: &[u8], modified: Option<SystemTime>) -> Self {
+    pub(crate) fn of_bytes(bytes: &[u8], modified: Option<SystemTime>) -> Self {
         Self {
             len: bytes.len() as u64,
             modified,
@@ -41,7 +41,7 @@ impl Snapshot {
     }
 
     /// A snapshot from metadata alone (files too large to hash).
-    pub fn of_metadata(meta: &std::fs::Metadata) -> Self {
+    pub(crate) fn of_metadata(meta: &std::fs::Metadata) -> Self {
         Self {
             len: meta.len(),
             modified: meta.modified().ok(),
@@ -50,7 +50,7 @@ impl Snapshot {
     }
 
     /// Whether `now` shows the same file content as `self`.
-    pub fn same_as(&self, now: &Snapshot) -> bool {
+    pub(crate) fn same_as(&self, now: &Snapshot) -> bool {
         if self.len != now.len {
             return false;
         }
@@ -63,7 +63,7 @@ impl Snapshot {
 
 /// FNV-1a, 64 bits (Fowler–Noll–Vo): deterministic and streaming; a change detector, not a
 /// defence against an adversary.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes
@@ -73,7 +73,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// How a file stands against what the agent saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Freshness {
+pub(crate) enum Freshness {
     /// The agent never read or wrote it (or forgot it).
     Unseen,
     /// Unchanged since the agent last read or wrote it.
@@ -97,7 +97,7 @@ pub struct FileTracker {
 
 impl FileTracker {
     /// Remembers that the agent saw `snapshot` of `path` (a resolved path).
-    pub fn record(&self, path: &Path, snapshot: Snapshot) {
+    pub(crate) fn record(&self, path: &Path, snapshot: Snapshot) {
         let mut entries = self.lock();
         entries.clock += 1;
         let stamp = entries.clock;
@@ -115,7 +115,7 @@ impl FileTracker {
     }
 
     /// Compares the file as it is `now` with what the agent last saw.
-    pub fn check(&self, path: &Path, now: &Snapshot) -> Freshness {
+    pub(crate) fn check(&self, path: &Path, now: &Snapshot) -> Freshness {
         match self.lock().map.get(path) {
             None => Freshness::Unseen,
             Some((seen, _)) if seen.same_as(now) => Freshness::Fresh,
@@ -123,18 +123,10 @@ impl FileTracker {
         }
     }
 
-    /// Forgets `path` (it was deleted or replaced by something the agent did not see).
-    pub fn forget(&self, path: &Path) {
-        self.lock().map.remove(path);
-    }
-
     /// Files remembered.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lock().map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {

@@ -7,17 +7,17 @@
 
 use std::sync::Arc;
 
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver};
 
 /// An [`Approver`] that reports to a sink around the real one.
-pub struct AnnouncingApprover {
+pub(crate) struct AnnouncingApprover {
     inner: Arc<dyn Approver>,
     sink: Arc<dyn EventSink>,
 }
 
 impl AnnouncingApprover {
-    pub fn new(inner: Arc<dyn Approver>, sink: Arc<dyn EventSink>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn Approver>, sink: Arc<dyn EventSink>) -> Self {
         Self { inner, sink }
     }
 }

@@ -14,20 +14,20 @@ use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
 use crate::permissions::{ApprovalAnswer, ApprovalRequest, Approver, Decision};
-use crate::ui::visible::escape_invisible;
+use crate::visible::escape_invisible;
 
 /// Parts listed in full; the rest are counted.
 const MAX_PARTS_SHOWN: usize = 12;
 
 /// Asks on the controlling terminal.
-pub struct TerminalApprover {
+pub(crate) struct TerminalApprover {
     tty: Mutex<File>,
     color: bool,
 }
 
 impl TerminalApprover {
     /// `None` when there is no controlling terminal.
-    pub fn open(color: bool) -> Option<Self> {
+    pub(crate) fn open(color: bool) -> Option<Self> {
         let tty = OpenOptions::new()
             .read(true)
             .write(true)
@@ -59,7 +59,7 @@ fn action(tool: &str) -> &'static str {
 }
 
 /// The prompt text for `request` (without colour or the key line).
-pub fn prompt_text(request: &ApprovalRequest) -> String {
+pub(crate) fn prompt_text(request: &ApprovalRequest) -> String {
     let mut text = format!(
         "\n  {} wants to {}:\n    {}\n",
         escape_invisible(&request.tool),
@@ -99,7 +99,7 @@ pub fn prompt_text(request: &ApprovalRequest) -> String {
 }
 
 /// The answer line; `a` names what it would allow for the rest of the session.
-pub fn keys_text(request: &ApprovalRequest) -> String {
+pub(crate) fn keys_text(request: &ApprovalRequest) -> String {
     let asked: Vec<String> = request
         .evaluation
         .parts
@@ -116,7 +116,7 @@ pub fn keys_text(request: &ApprovalRequest) -> String {
 }
 
 /// The answer for one key.
-pub fn answer_for(key: Option<u8>) -> Option<ApprovalAnswer> {
+pub(crate) fn answer_for(key: Option<u8>) -> Option<ApprovalAnswer> {
     match key {
         Some(b'y' | b'Y') => Some(ApprovalAnswer::Yes),
         Some(b'a' | b'A') => Some(ApprovalAnswer::Always),

@@ -12,7 +12,7 @@ const REQUEST_SHOWN: usize = 60;
 const FILES_SHOWN: usize = 3;
 
 /// The summary of `plan`: what will be restored, the conflicts, what is not captured.
-pub fn plan_summary(plan: &Plan) -> String {
+pub(crate) fn plan_summary(plan: &Plan) -> String {
     let mut text = String::new();
     if plan.changes.is_empty() && plan.conflicts.is_empty() {
         text.push_str("  nothing to restore: the files are already as they were\n");
@@ -79,7 +79,7 @@ fn counts(lines: Option<(usize, usize)>) -> String {
 }
 
 /// What a restore did, for the user.
-pub fn report_text(report: &Report) -> String {
+pub(crate) fn report_text(report: &Report) -> String {
     let mut text = format!(
         "restored {} file{}",
         report.restored.len(),
@@ -115,7 +115,7 @@ fn plural(n: usize) -> &'static str {
 
 /// One row per turn, numbered from 1 (oldest first):
 /// `  1  2026-12-01 14:02 UTC  turn 3  "fix the test"  2 files: a.rs, b.rs`.
-pub fn turn_list(turns: &[TurnEntry], with_session: bool) -> String {
+pub(crate) fn turn_list(turns: &[TurnEntry], with_session: bool) -> String {
     let mut text = String::new();
     for (i, turn) in turns.iter().enumerate() {
         let session = if with_session {
@@ -138,7 +138,7 @@ pub fn turn_list(turns: &[TurnEntry], with_session: bool) -> String {
 
 fn short_request(request: &str) -> String {
     let flat: String = request.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut short: String = crate::ui::visible::escape_invisible(&flat)
+    let mut short: String = crate::visible::escape_invisible(&flat)
         .chars()
         .take(REQUEST_SHOWN)
         .collect();
@@ -170,7 +170,7 @@ fn files_text(turn: &TurnEntry) -> String {
 }
 
 /// `/checkpoints`: where they are, disk use, retention, and the turns.
-pub fn overview(checkpoints: &Checkpoints) -> String {
+pub(crate) fn overview(checkpoints: &Checkpoints) -> String {
     let settings = checkpoints.settings();
     let turns = checkpoints.turns();
     let undone = turns.iter().filter(|t| t.undone).count();

@@ -154,7 +154,7 @@ fn push_segments(
 }
 
 /// A plain unified diff (`--- a/path`, `+++ b/path`, `@@` hunks, 3 lines of context).
-pub fn unified(path: &str, before: &str, after: &str) -> String {
+pub(crate) fn unified(path: &str, before: &str, after: &str) -> String {
     TextDiff::configure()
         .timeout(DIFF_TIMEOUT)
         .diff_lines(before, after)

@@ -34,7 +34,7 @@ fn assets() -> Option<&'static Assets> {
 }
 
 /// Loads the grammars on a background thread (once).
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         std::thread::spawn(|| {
@@ -58,7 +58,7 @@ impl CodeHighlighter {
 
     /// Like [`CodeHighlighter::new`], but never waits: while the grammars are still loading
     /// the block is shown unhighlighted (so a chunk is never held up by the loading).
-    pub fn if_ready(lang: &str, painter: Painter) -> Self {
+    pub(crate) fn if_ready(lang: &str, painter: Painter) -> Self {
         let ready = ASSETS.get().and_then(Option::as_ref);
         if ready.is_none() {
             warm_up();

@@ -12,16 +12,16 @@ use super::theme;
 
 /// A piece of text in one style.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Span {
-    pub text: String,
-    pub style: Style,
+pub(crate) struct Span {
+    pub(crate) text: String,
+    pub(crate) style: Style,
 }
 
 /// Parsed in front of a line's content so that it never starts a block.
 const LEAD: &str = "x ";
 
 /// The spans of `line` (no newline in it), each style merged over `base`.
-pub fn spans(line: &str, base: Style) -> Vec<Span> {
+pub(crate) fn spans(line: &str, base: Style) -> Vec<Span> {
     let mut builder = Builder {
         out: Vec::new(),
         stack: vec![base],
@@ -117,7 +117,7 @@ impl Builder {
 /// and delimiters between spaces count for nothing), `[...]` with its `(...)`, `<...>`, and no
 /// dangling `\`. Such a prefix renders the same alone as at the start of its line, so it can
 /// be shown before the line ends. 0 when there is none.
-pub fn settled_prefix(text: &str) -> usize {
+pub(crate) fn settled_prefix(text: &str) -> usize {
     let mut settled = 0;
     let mut code_run = 0usize; // length of the backtick run that opened a code span
     let mut open = [0usize; 3]; // open `*`, `_`, `~` delimiters

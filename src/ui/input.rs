@@ -24,7 +24,7 @@ use super::theme;
 const MAX_CANDIDATES: usize = 200;
 
 /// Completion, hints and validation for the REPL prompt.
-pub struct InputHelper {
+pub(crate) struct InputHelper {
     /// `(name, description)` of every slash command.
     commands: Vec<(&'static str, &'static str)>,
     /// Relative paths are completed from here.
@@ -33,7 +33,11 @@ pub struct InputHelper {
 }
 
 impl InputHelper {
-    pub fn new(commands: &[(&'static str, &'static str)], base: PathBuf, painter: Painter) -> Self {
+    pub(crate) fn new(
+        commands: &[(&'static str, &'static str)],
+        base: PathBuf,
+        painter: Painter,
+    ) -> Self {
         Self {
             commands: commands.to_vec(),
             base,
@@ -42,7 +46,7 @@ impl InputHelper {
     }
 
     /// Candidates for the text before the cursor: `(start byte, candidates)`.
-    pub fn candidates(&self, before_cursor: &str) -> (usize, Vec<Pair>) {
+    pub(crate) fn candidates(&self, before_cursor: &str) -> (usize, Vec<Pair>) {
         if before_cursor.starts_with('/') && !before_cursor.contains(char::is_whitespace) {
             let pairs = self
                 .commands
@@ -68,7 +72,7 @@ impl InputHelper {
 }
 
 /// Entries matching `typed` (a relative, absolute or `~/` path prefix), sorted.
-pub fn complete_path(base: &Path, typed: &str) -> Vec<Pair> {
+pub(crate) fn complete_path(base: &Path, typed: &str) -> Vec<Pair> {
     let (dir_part, prefix) = match typed.rfind('/') {
         Some(i) => (&typed[..=i], &typed[i + 1..]),
         None => ("", typed),
@@ -180,7 +184,7 @@ impl Helper for InputHelper {}
 
 /// Ctrl-C: clears a line that has text; on an empty line it interrupts (the REPL counts
 /// interrupts and exits on the second).
-pub struct ClearOrInterrupt;
+pub(crate) struct ClearOrInterrupt;
 
 impl ConditionalEventHandler for ClearOrInterrupt {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
@@ -193,12 +197,12 @@ impl ConditionalEventHandler for ClearOrInterrupt {
 }
 
 /// The text of an accepted input: `\` + newline pairs (continuation) become newlines.
-pub fn join_continuations(input: &str) -> String {
+pub(crate) fn join_continuations(input: &str) -> String {
     input.replace("\\\r\n", "\n").replace("\\\n", "\n")
 }
 
 /// The prompt (coloured by [`InputHelper`] when colour is on).
-pub const PROMPT: &str = "› ";
+pub(crate) const PROMPT: &str = "› ";
 
 #[cfg(test)]
 mod tests {

@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::diff;
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::model::Usage;
 use crate::tools::ToolDisplay;
 
@@ -40,7 +40,7 @@ pub struct JsonSink {
 }
 
 impl JsonSink {
-    pub fn stdout() -> Self {
+    pub(crate) fn stdout() -> Self {
         Self::new(Box::new(std::io::stdout()))
     }
 
@@ -73,7 +73,7 @@ impl EventSink for JsonSink {
 /// The wire form of an event.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type")]
-pub enum JsonEvent<'a> {
+pub(crate) enum JsonEvent<'a> {
     #[serde(rename = "session.started")]
     SessionStarted {
         session_id: Option<&'a str>,
@@ -167,11 +167,11 @@ pub enum JsonEvent<'a> {
 
 /// Token counts of a turn, summed over its model calls.
 #[derive(Debug, Serialize)]
-pub struct JsonUsage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cached_tokens: Option<u64>,
-    pub cost_usd: Option<f64>,
+pub(crate) struct JsonUsage {
+    pub(crate) prompt_tokens: u64,
+    pub(crate) completion_tokens: u64,
+    pub(crate) cached_tokens: Option<u64>,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 impl From<&Usage> for JsonUsage {
@@ -191,7 +191,7 @@ fn millis(duration: std::time::Duration) -> u64 {
 
 impl<'a> JsonEvent<'a> {
     /// The wire form of `event`; `None` for progress that is not written (see the module doc).
-    pub fn of(event: &'a AgentEvent) -> Option<Self> {
+    pub(crate) fn of(event: &'a AgentEvent) -> Option<Self> {
         Some(match event {
             AgentEvent::SessionStarted {
                 session_id,

@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use super::style::Painter;
-use super::visible::escape_invisible;
 use super::{text, theme};
 use crate::model::Usage;
+use crate::visible::escape_invisible;
 
 /// Lines of a tool result shown under its tool line.
-pub const PREVIEW_LINES: usize = 4;
+pub(crate) const PREVIEW_LINES: usize = 4;
 /// Width used when the output is not a terminal (nothing to fit).
-pub const UNBOUNDED: usize = 0;
+pub(crate) const UNBOUNDED: usize = 0;
 /// Tool runs at least this long show their duration.
 const SHOW_DURATION: Duration = Duration::from_secs(1);
 

@@ -148,19 +148,14 @@ impl MarkdownStream {
 
     /// Never waits for the highlighting grammars: a code block that starts while they are
     /// still loading is shown without colours (live output must not stall).
-    pub fn without_waiting(mut self) -> Self {
+    pub(crate) fn without_waiting(mut self) -> Self {
         self.wait_for_grammars = false;
         self
     }
 
     /// Changes the width for lines started from now on (the terminal was resized).
-    pub fn set_width(&mut self, width: usize) {
+    pub(crate) fn set_width(&mut self, width: usize) {
         self.width = width;
-    }
-
-    /// Nothing of the current message is waiting or half printed.
-    pub fn is_idle(&self) -> bool {
-        self.line.is_empty() && !self.wrap.in_line() && matches!(self.block, Block::Text)
     }
 
     /// Adds streamed text; appends what can be shown now to `out`.

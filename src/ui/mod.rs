@@ -5,22 +5,21 @@
 //! a [`style::Painter`] and a width in, a `String` out) and the sinks ([`terminal`], [`json`])
 //! only decide what to render when and where to write it.
 
-pub mod announce;
-pub mod approval;
-pub mod checkpoints;
+pub(crate) mod announce;
+pub(crate) mod approval;
+pub(crate) mod checkpoints;
 pub mod diff;
 pub mod highlight;
-pub mod inline;
-pub mod input;
+pub(crate) mod inline;
+pub(crate) mod input;
 pub mod json;
 pub mod lines;
 pub mod markdown;
-pub mod print;
+pub(crate) mod print;
 pub mod spinner;
 pub mod style;
-pub mod table;
+pub(crate) mod table;
 pub mod terminal;
 pub mod text;
 pub mod theme;
-pub mod visible;
-pub mod wrap;
+pub(crate) mod wrap;

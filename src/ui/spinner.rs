@@ -15,11 +15,11 @@ use super::{text, theme};
 /// Braille frames, one per tick.
 const FRAMES: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Time between frames.
-pub const TICK: Duration = Duration::from_millis(80);
+pub(crate) const TICK: Duration = Duration::from_millis(80);
 /// Waits shorter than this show no spinner at all (no flicker on fast answers).
-pub const DELAY: Duration = Duration::from_millis(100);
+pub(crate) const DELAY: Duration = Duration::from_millis(100);
 /// Erases the current line and returns to its start.
-pub const CLEAR: &str = "\r\x1b[2K";
+pub(crate) const CLEAR: &str = "\r\x1b[2K";
 
 /// What is being waited for, and since when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,13 +61,13 @@ pub fn frame(
 }
 
 /// The screen side of the spinner, implemented by the sink's locked state.
-pub trait Canvas: Send + 'static {
+pub(crate) trait Canvas: Send + 'static {
     /// Draws frame `index` if the sink is waiting and the cursor is free.
     fn tick(&mut self, index: usize);
 }
 
 /// Starts the drawing thread for `canvas`; it ends when the last strong reference is gone.
-pub fn spawn<C: Canvas>(canvas: &Arc<Mutex<C>>) {
+pub(crate) fn spawn<C: Canvas>(canvas: &Arc<Mutex<C>>) {
     let weak: Weak<Mutex<C>> = Arc::downgrade(canvas);
     let spawned = std::thread::Builder::new()
         .name("spinner".into())

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 /// A foreground colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Color {
+pub(crate) enum Color {
     Red,
     Green,
     Yellow,
@@ -24,17 +24,17 @@ pub enum Color {
 /// Text attributes. `Style::default()` is the terminal's default look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
-    pub fg: Option<Color>,
-    pub bold: bool,
-    pub dim: bool,
-    pub italic: bool,
-    pub underline: bool,
-    pub strike: bool,
-    pub reverse: bool,
+    pub(crate) fg: Option<Color>,
+    pub(crate) bold: bool,
+    pub(crate) dim: bool,
+    pub(crate) italic: bool,
+    pub(crate) underline: bool,
+    pub(crate) strike: bool,
+    pub(crate) reverse: bool,
 }
 
 impl Style {
-    pub const fn fg(color: Color) -> Self {
+    pub(crate) const fn fg(color: Color) -> Self {
         Self {
             fg: Some(color),
             bold: false,
@@ -46,7 +46,7 @@ impl Style {
         }
     }
 
-    pub const fn dimmed() -> Self {
+    pub(crate) const fn dimmed() -> Self {
         Self {
             dim: true,
             ..Self::fg_none()
@@ -65,33 +65,33 @@ impl Style {
         }
     }
 
-    pub const fn bold(mut self) -> Self {
+    pub(crate) const fn bold(mut self) -> Self {
         self.bold = true;
         self
     }
 
-    pub const fn dim(mut self) -> Self {
+    pub(crate) const fn dim(mut self) -> Self {
         self.dim = true;
         self
     }
 
-    pub const fn italic(mut self) -> Self {
+    pub(crate) const fn italic(mut self) -> Self {
         self.italic = true;
         self
     }
 
-    pub const fn underline(mut self) -> Self {
+    pub(crate) const fn underline(mut self) -> Self {
         self.underline = true;
         self
     }
 
-    pub const fn reverse(mut self) -> Self {
+    pub(crate) const fn reverse(mut self) -> Self {
         self.reverse = true;
         self
     }
 
     /// `self` with the attributes of `over` added and its colour, if any, winning.
-    pub fn merge(self, over: Style) -> Style {
+    pub(crate) fn merge(self, over: Style) -> Style {
         Style {
             fg: over.fg.or(self.fg),
             bold: self.bold || over.bold,
@@ -103,7 +103,7 @@ impl Style {
         }
     }
 
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == Style::default()
     }
 
@@ -146,7 +146,7 @@ fn color_code(color: Color, depth: ColorDepth) -> String {
 }
 
 /// The nearest colour of the xterm 256-colour palette (6×6×6 cube or grey ramp).
-pub fn ansi256(r: u8, g: u8, b: u8) -> u8 {
+pub(crate) fn ansi256(r: u8, g: u8, b: u8) -> u8 {
     let level = |v: u8| -> u8 {
         if v < 48 {
             0
@@ -202,7 +202,7 @@ impl Painter {
         Self { depth: Some(depth) }
     }
 
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.depth.is_none()
     }
 
@@ -214,7 +214,7 @@ impl Painter {
     }
 
     /// Appends `text` in `style` to `out`.
-    pub fn paint_into(&self, out: &mut String, style: Style, text: &str) {
+    pub(crate) fn paint_into(&self, out: &mut String, style: Style, text: &str) {
         match self.depth {
             Some(depth) if !style.is_default() && !text.is_empty() => {
                 let _ = write!(out, "\x1b[{}m{text}\x1b[0m", style.codes(depth));
@@ -224,37 +224,14 @@ impl Painter {
     }
 }
 
-/// What decides plain vs colour output, read from the environment once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ColorEnv {
-    /// `NO_COLOR` is set and not empty (no-color.org).
-    pub no_color: bool,
-    /// `TERM=dumb`.
-    pub dumb: bool,
-    /// `COLORTERM` is `truecolor` or `24bit`.
-    pub truecolor: bool,
-}
+pub(crate) use crate::config::ColorEnv;
 
-impl ColorEnv {
-    /// Reads `NO_COLOR`, `TERM` and `COLORTERM` through `get`.
-    pub fn from_lookup<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Self {
-        Self {
-            no_color: get("NO_COLOR").is_some_and(|v| !v.is_empty()),
-            dumb: get("TERM") == Some("dumb"),
-            truecolor: matches!(get("COLORTERM"), Some("truecolor" | "24bit")),
-        }
-    }
-
-    /// Colour is wanted at all (a terminal may still be missing).
-    pub fn allows_color(&self) -> bool {
-        !self.no_color && !self.dumb
-    }
-
-    /// The painter for a stream that is (`is_tty`) or is not a terminal.
-    pub fn painter(&self, is_tty: bool) -> Painter {
-        if !is_tty || !self.allows_color() {
+impl Painter {
+    /// The painter for a stream that is (`is_tty`) or is not a terminal, under `colors`.
+    pub(crate) fn for_stream(colors: ColorEnv, is_tty: bool) -> Painter {
+        if !is_tty || !colors.allows_color() {
             Painter::PLAIN
-        } else if self.truecolor {
+        } else if colors.truecolor {
             Painter::color(ColorDepth::TrueColor)
         } else {
             Painter::color(ColorDepth::Ansi256)
@@ -293,12 +270,13 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             ColorEnv::from_lookup(|k| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v))
         };
-        assert!(env(&[("NO_COLOR", "1")]).painter(true).is_plain());
-        assert!(!env(&[("NO_COLOR", "")]).painter(true).is_plain());
-        assert!(env(&[("TERM", "dumb")]).painter(true).is_plain());
-        assert!(env(&[]).painter(false).is_plain());
+        let painter = |colors, tty| Painter::for_stream(colors, tty);
+        assert!(painter(env(&[("NO_COLOR", "1")]), true).is_plain());
+        assert!(!painter(env(&[("NO_COLOR", "")]), true).is_plain());
+        assert!(painter(env(&[("TERM", "dumb")]), true).is_plain());
+        assert!(painter(env(&[]), false).is_plain());
         assert_eq!(
-            env(&[("COLORTERM", "truecolor")]).painter(true),
+            painter(env(&[("COLORTERM", "truecolor")]), true),
             Painter::color(ColorDepth::TrueColor)
         );
     }

@@ -15,7 +15,7 @@ enum Align {
 
 /// The rendered table, or `None` when `rows` is not a table (no delimiter row) or does not
 /// fit in `width` columns (0 = any width).
-pub fn render(rows: &[String], width: usize, painter: Painter) -> Option<String> {
+pub(crate) fn render(rows: &[String], width: usize, painter: Painter) -> Option<String> {
     let header = split_row(rows.first()?);
     let aligns: Vec<Align> = split_row(rows.get(1)?)
         .iter()

@@ -21,7 +21,7 @@ use super::markdown::MarkdownStream;
 use super::spinner::{self, Canvas, Waiting};
 use super::style::{ColorEnv, Painter};
 use super::{diff, highlight, lines, text, theme};
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::tools::ToolDisplay;
 
 /// Diff lines shown for one edit.
@@ -31,7 +31,7 @@ const WIDTH_REFRESH: Duration = Duration::from_millis(250);
 
 /// Where each kind of output goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Stdout,
     Stderr,
 }
@@ -99,12 +99,12 @@ pub struct TerminalSink {
 impl TerminalSink {
     /// `text` receives assistant text, `activity` everything else; colour is decided per
     /// stream from whether it is a terminal and from `env`.
-    pub fn new(text: Target, activity: Target, env: ColorEnv) -> Self {
+    pub(crate) fn new(text: Target, activity: Target, env: ColorEnv) -> Self {
         let (text_out, text_tty) = open(text);
         let activity_out = (activity != text).then(|| open(activity));
         let activity_tty = activity_out.as_ref().map_or(text_tty, |(_, tty)| *tty);
-        let text_painter = env.painter(text_tty);
-        let activity_painter = env.painter(activity_tty);
+        let text_painter = Painter::for_stream(env, text_tty);
+        let activity_painter = Painter::for_stream(env, activity_tty);
         // Lines are fitted to the terminal; a pipe or file gets them whole.
         let width = if activity_tty {
             Width::Terminal
@@ -158,7 +158,7 @@ impl TerminalSink {
     }
 
     /// Shows a spinner while waiting (only call for a terminal in colour mode).
-    pub fn enable_spinner(&self) {
+    pub(crate) fn enable_spinner(&self) {
         self.lock().spinner_enabled = true;
         spinner::spawn(&self.screen);
     }
@@ -551,7 +551,7 @@ fn home_relative(path: &std::path::Path) -> String {
 }
 
 /// The todo list as shown after a change, each line prefixed with `indent`.
-pub fn todos_block(todos: &[crate::tools::todos::Todo], indent: &str) -> String {
+pub(crate) fn todos_block(todos: &[crate::tools::todos::Todo], indent: &str) -> String {
     if todos.is_empty() {
         return format!("{indent}todos: (empty)");
     }
@@ -563,7 +563,7 @@ pub fn todos_block(todos: &[crate::tools::todos::Todo], indent: &str) -> String 
 }
 
 /// The first line of `text`, cut to `width` characters with `…` (also when more lines follow).
-pub fn one_line(text: &str, width: usize) -> String {
+pub(crate) fn one_line(text: &str, width: usize) -> String {
     let first = text.lines().next().unwrap_or("");
     let more = text.lines().nth(1).is_some();
     let mut out: String = first.chars().take(width).collect();

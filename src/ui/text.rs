@@ -6,17 +6,17 @@
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Columns `text` takes on a terminal (no escape codes expected).
-pub fn width(text: &str) -> usize {
+pub(crate) fn width(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
 /// Columns one character takes (0 for control and combining characters).
-pub fn char_width(c: char) -> usize {
+pub(crate) fn char_width(c: char) -> usize {
     UnicodeWidthChar::width(c).unwrap_or(0)
 }
 
 /// `text` cut to at most `max` columns, ending with `…` when something was cut.
-pub fn truncate(text: &str, max: usize) -> String {
+pub(crate) fn truncate(text: &str, max: usize) -> String {
     if width(text) <= max {
         return text.to_string();
     }
@@ -94,7 +94,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 }
 
 /// Human-sized counts: `950`, `12.3k`, `1.2M`.
-pub fn compact_number(n: u64) -> String {
+pub(crate) fn compact_number(n: u64) -> String {
     if n < 1000 {
         n.to_string()
     } else if n < 1_000_000 {

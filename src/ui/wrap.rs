@@ -11,7 +11,7 @@ use super::style::{Painter, Style};
 use super::text;
 
 #[derive(Debug, Default)]
-pub struct Wrapper {
+pub(crate) struct Wrapper {
     width: usize,
     col: usize,
     /// Written at the start of each continuation line (already painted) and its columns.
@@ -32,7 +32,7 @@ pub struct Wrapper {
 impl Wrapper {
     /// Starts a line: `prefix` (painted, `prefix_width` columns) is written now, and
     /// `continuation` starts every line this one wraps onto.
-    pub fn start(
+    pub(crate) fn start(
         &mut self,
         out: &mut String,
         width: usize,
@@ -53,12 +53,12 @@ impl Wrapper {
     }
 
     /// A line is open (started and not ended).
-    pub fn in_line(&self) -> bool {
+    pub(crate) fn in_line(&self) -> bool {
         self.in_line
     }
 
     /// Adds text in `style`; whitespace separates words (and may become a line break).
-    pub fn push(&mut self, out: &mut String, painter: Painter, piece: &str, style: Style) {
+    pub(crate) fn push(&mut self, out: &mut String, painter: Painter, piece: &str, style: Style) {
         let mut rest = piece;
         while !rest.is_empty() {
             let split = rest.find(char::is_whitespace).unwrap_or(rest.len());
@@ -89,7 +89,7 @@ impl Wrapper {
     }
 
     /// Ends the line (writes the pending word and a newline).
-    pub fn end(&mut self, out: &mut String) {
+    pub(crate) fn end(&mut self, out: &mut String) {
         self.flush_word(out);
         self.long_word = false;
         out.push('\n');

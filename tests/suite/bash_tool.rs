@@ -14,7 +14,7 @@ use crate::support::sse::{text_events, tool_events};
 use crate::support::{MockServer, Reply, TestEnv};
 
 /// Replies calling `bash` once per command (each with an optional timeout), then a final text.
-fn script(calls: &[(&str, Option<u64>)]) -> Vec<Reply> {
+pub(super) fn script(calls: &[(&str, Option<u64>)]) -> Vec<Reply> {
     let mut replies: Vec<Reply> = calls
         .iter()
         .enumerate()
@@ -31,7 +31,7 @@ fn script(calls: &[(&str, Option<u64>)]) -> Vec<Reply> {
 }
 
 /// The tool results of the session, in order (from the last request, reminder removed).
-fn tool_results(server: &MockServer) -> Vec<String> {
+pub(super) fn tool_results(server: &MockServer) -> Vec<String> {
     let requests = server.chat_requests();
     let last = requests.last().expect("a request");
     last.messages()
@@ -441,5 +441,36 @@ fn a_command_with_a_nul_byte_is_refused_before_approval() {
              command can contain; remove it"
                 .to_string()
         ]
+    );
+}
+
+#[test]
+fn without_namespaces_one_warning_line_and_required_refuses_to_start() {
+    if !landlock() {
+        return;
+    }
+    let server = MockServer::start(script(&[("echo $AGENT_SANDBOX", None)]));
+    let mut env = TestEnv::with_server(&server);
+    env.var("AGENT_SANDBOX_NO_NAMESPACES", "1");
+    let (results, stderr) = session(&env, &server, &[]);
+    assert_eq!(results, vec!["workspace-write\n"]);
+    assert_eq!(
+        stderr
+            .matches("warning: sandbox without namespaces")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("(Landlock ABI"), "{stderr}");
+    assert!(stderr.contains(", no namespaces)"), "{stderr}");
+    let output = env.run(&["--sandbox", "required", "do it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with(
+            "agent: error: the sandbox is required but user namespaces are unavailable: turned off by AGENT_SANDBOX_NO_NAMESPACES=1;"
+        ),
+        "{stderr}"
     );
 }

@@ -6,18 +6,18 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use agent::agent::events::{AgentEvent, EventSink};
 use agent::agent::turn::{self, LoopContext, TurnOutcome, TurnStats};
 use agent::cancel::CancelToken;
 use agent::config::Endpoint;
 use agent::context::compact::{ACK, INSTRUCTION, NOTE_HEADER};
 use agent::context::prune::STUB_PREFIX;
 use agent::context::{ContextManager, ContextSettings};
+use agent::events::{AgentEvent, EventSink};
 use agent::model::{Client, Message, ProviderSettings, Role};
 use agent::permissions::approval::AlwaysYes;
 use agent::permissions::{PathContext, PermissionEngine};
 use agent::sandbox::ExecSettings;
-use agent::tools::dispatch::NoPolicy;
+use agent::tools::NoPolicy;
 use agent::tools::{
     Access, Args, Dispatcher, FileTracker, Registry, Tool, ToolContext, ToolError, ToolOutput,
     ToolSpec,
@@ -164,13 +164,13 @@ async fn run_loop(
         sink: &sink,
         system_prompt: SYSTEM,
         reminder: &|| "<system-reminder>r</system-reminder>".to_string(),
-        max_model_calls: 20,
-        exhausted: &|| None,
         on_message: &|_| {},
-        hooks: &agent::agent::turn::NoHooks,
         context: Some(&context),
         coach: &coach,
-        repeat_limit: None,
+        limits: agent::agent::LoopLimits {
+            max_model_calls: 20,
+            repeat_limit: None,
+        },
     };
     let mut stats = TurnStats::default();
     turn::run(&cx, history, &cancel, &mut stats).await

@@ -39,8 +39,14 @@ fn doctor_passes_against_a_working_endpoint() {
     server.on_get("/models", models(&["other", "mock-model"]));
     let mut env = TestEnv::with_server(&server);
     env.var("API_KEY", "sk-secret-value");
+    env.var("GITHUB_TOKEN", "ghp-secret-value");
     env.config("[provider]\nheaders = { X-Title = \"agent\" }\n");
     let (code, stdout, stderr) = doctor(&env);
+    assert!(
+        stdout.contains(" · 2 secret variables removed from commands: API_KEY, GITHUB_TOKEN\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("ghp-secret-value"), "{stdout}");
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert_eq!(
         verdicts(&stdout),

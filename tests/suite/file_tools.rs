@@ -79,7 +79,7 @@ fn run_in(env: TestEnv, calls: &[Call], extra: &[&str]) -> Run {
 }
 
 /// A message text without the per-request reminder the agent appends to the last message.
-pub fn without_reminder(text: &str) -> String {
+pub(super) fn without_reminder(text: &str) -> String {
     match text.find("\n\n<system-reminder>") {
         Some(at) => text[..at].to_string(),
         None => text.to_string(),

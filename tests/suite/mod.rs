@@ -1,3 +1,4 @@
+mod architecture;
 mod bash_tool;
 mod bench_context;
 mod checkpoints;
@@ -18,6 +19,8 @@ mod reports;
 mod request_shape;
 mod sandbox;
 mod sandbox_bench;
+mod sandbox_reports;
+mod sandbox_routes;
 mod session;
 mod six_step;
 mod sse_props;

@@ -446,6 +446,16 @@ fn bash_accepts(script: &str) -> Option<bool> {
     Some(status.success())
 }
 
+/// The verdict an evaluation must have: its strictest part's, `ask` when it has none.
+fn strictest(evaluation: &agent::permissions::Evaluation) -> Decision {
+    evaluation
+        .parts
+        .iter()
+        .map(|part| part.decision)
+        .max()
+        .unwrap_or(Ask)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -469,7 +479,8 @@ proptest! {
     #[test]
     fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
         let env = TestEnv::new();
-        let _ = engine(&env).check_bash(&text);
+        let evaluation = engine(&env).check_bash(&text);
+        prop_assert_eq!(evaluation.decision, strictest(&evaluation), "{:?}", text);
     }
 
     #[test]
@@ -477,7 +488,8 @@ proptest! {
         text in "(rm|ls|cat|echo|git|bash|-c|eval|xargs|find|-exec|[;&|<>(){}$`'\"\\!#*?~=\n\t ]|<<|EOF|x){0,40}"
     ) {
         let env = TestEnv::new();
-        let _ = engine(&env).check_bash(&text);
+        let evaluation = engine(&env).check_bash(&text);
+        prop_assert_eq!(evaluation.decision, strictest(&evaluation), "{:?}", text);
     }
 }
 
@@ -766,7 +778,7 @@ mod session {
     use agent::model::ToolCall;
     use agent::permissions::{ApprovalAnswer, ApprovalRequest, Approver};
     use agent::sandbox::ExecSettings;
-    use agent::tools::dispatch::NoPolicy;
+    use agent::tools::NoPolicy;
     use agent::tools::{Dispatcher, FileTracker, Registry, ToolContext};
     use pretty_assertions::assert_eq;
 

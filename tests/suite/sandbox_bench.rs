@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agent::cancel::CancelToken;
-use agent::sandbox::SandboxMode;
 use agent::sandbox::exec::{self, Job};
+use agent::sandbox::{ExecSettings, NamespaceStatus, SandboxMode};
 
 use super::sandbox::{Place, landlock, settings};
+use crate::support::kernel::namespaces;
 use crate::support::sse::{text_events, tool_events};
 use crate::support::{MockServer, Reply, TestEnv};
 
@@ -36,12 +37,16 @@ fn cpu_time(who: i32) -> Duration {
 
 /// Median wall time of one `true` call, and the children's mean CPU time per call.
 fn time_true(place: &Place, mode: SandboxMode, runs: usize) -> (Duration, Duration) {
-    let settings = settings(mode, false);
+    time_with(place, &settings(mode, false), runs)
+}
+
+/// [`time_true`] with given settings.
+fn time_with(place: &Place, settings: &ExecSettings, runs: usize) -> (Duration, Duration) {
     let cpu_before = cpu_time(libc::RUSAGE_CHILDREN);
     let samples = (0..runs)
         .map(|_| {
             let started = Instant::now();
-            let outcome = place.run(&settings, "true");
+            let outcome = place.run(settings, "true");
             assert_eq!(outcome.ending, exec::Ending::Exited(0));
             started.elapsed()
         })
@@ -76,6 +81,57 @@ fn sandbox_bench_startup_overhead() {
         confined.saturating_sub(off),
         confined_cpu.saturating_sub(off_cpu)
     );
+    if !namespaces() {
+        return;
+    }
+    // Issue 15: Landlock alone (the fallback), namespaces with nothing to mount, and
+    // namespaces with what a session usually mounts (8 secret locations of a home, a
+    // repository's hooks and config, .agents, three pins).
+    let mut landlock_only = settings(SandboxMode::WorkspaceWrite, false);
+    landlock_only.namespaces = NamespaceStatus::Unavailable {
+        reason: "benchmark".into(),
+    };
+    let bare = settings(SandboxMode::WorkspaceWrite, false);
+    let typical = typical_mounts(&place, bare.clone());
+    let (lo, lo_cpu) = time_with(&place, &landlock_only, runs);
+    let (ns, ns_cpu) = time_with(&place, &bare, runs);
+    let (full, full_cpu) = time_with(&place, &typical, runs);
+    for (name, wall, cpu) in [
+        ("Landlock only", lo, lo_cpu),
+        ("namespaces, no mounts", ns, ns_cpu),
+        ("namespaces, typical mounts", full, full_cpu),
+    ] {
+        println!(
+            "bash `true` x{runs}: {name} median {wall:?}, children CPU {cpu:?} per call; over off: wall {:?}, CPU {:?}; over Landlock only: wall {:?}",
+            wall.saturating_sub(off),
+            cpu.saturating_sub(off_cpu),
+            wall.saturating_sub(lo)
+        );
+    }
+}
+
+/// `settings` hiding eight secret locations of a fake home and protecting a repository.
+fn typical_mounts(place: &Place, mut settings: ExecSettings) -> ExecSettings {
+    let home = place.outside.join("home");
+    for dir in [".ssh", ".gnupg", ".aws", ".kube", ".config/gh"] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+        settings.hidden.push(home.join(dir));
+    }
+    for file in [".netrc", ".git-credentials", ".npmrc"] {
+        std::fs::write(home.join(file), "x").unwrap();
+        settings.hidden.push(home.join(file));
+    }
+    let git = place.ws.join(".git");
+    std::fs::create_dir_all(git.join("hooks")).unwrap();
+    std::fs::create_dir_all(place.ws.join(".agents")).unwrap();
+    std::fs::write(git.join("config"), "").unwrap();
+    settings.read_only = vec![
+        git.join("hooks"),
+        git.join("config"),
+        place.ws.join(".agents"),
+    ];
+    settings.pinned = vec![place.ws.clone(), git];
+    settings
 }
 
 #[test]
@@ -175,5 +231,42 @@ fn sandbox_bench_peak_rss_one_gib() {
         started.elapsed(),
         agent_peak_kb / 1024,
         usage.ru_maxrss / 1024
+    );
+}
+
+/// Session-start costs of issue 15: the namespace probe and the walk for repositories (over
+/// this repository: its `target/` is skipped), median of 50 runs each.
+#[test]
+#[ignore = "benchmark"]
+fn sandbox_bench_session_start() {
+    use agent::sandbox::protect::{ScanInput, scan};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let time = |f: &dyn Fn()| {
+        median(
+            (0..50)
+                .map(|_| {
+                    let started = Instant::now();
+                    f();
+                    started.elapsed()
+                })
+                .collect(),
+        )
+    };
+    let probe = time(&|| {
+        agent::sandbox::probe_namespaces();
+    });
+    let walk = time(&|| {
+        scan(&ScanInput {
+            workspace: &root,
+            home: None,
+            global_configs: Vec::new(),
+            extra_read_only: &[],
+            create_missing: false,
+            create_agents: false,
+        });
+    });
+    println!();
+    println!(
+        "session start: namespace probe median {probe:?}; repository walk of this checkout median {walk:?}"
     );
 }

@@ -292,9 +292,9 @@ fn resume_rebuilds_the_pruned_history_byte_for_byte() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn governance_state_round_trips_through_resume() {
-    use agent::agent::{Agent, AgentParts, events::NullSink};
-    use agent::cli::RunArgs;
-    use agent::config::{Config, Environment};
+    use agent::agent::{Agent, AgentParts};
+    use agent::config::{Environment, Flags, Settings, Sources};
+    use agent::events::NullSink;
 
     let server = MockServer::start(vec![sse_text("ok")]);
     let env = TestEnv::with_server(&server);
@@ -311,21 +311,24 @@ async fn governance_state_round_trips_through_resume() {
                 .collect(),
             cwd: env.workspace.clone(),
         };
-        let config = Config::load(&RunArgs::default(), environment).unwrap();
-        let endpoint = config.endpoint.require().unwrap();
-        let client = agent::model::Client::new(endpoint, Default::default()).unwrap();
-        let (permissions, _) = agent::permissions::PermissionEngine::from_config(&config);
-        let memory = agent::context::Memory::load(&config);
-        let mut registry = agent::tools::Registry::builtin();
-        memory.register_tools(&mut registry);
+        let sources = Sources::load(Flags::default(), environment).unwrap();
+        let settings = Settings::resolve(&sources).unwrap();
+        let client = agent::model::Client::new(settings.endpoint, Default::default()).unwrap();
+        let (permissions, _) = agent::permissions::PermissionEngine::from_settings(
+            &settings.permissions,
+            (&settings.paths).into(),
+        );
+        let memory = agent::context::Memory::load(&settings.paths);
+        let registry = agent::agent::memory::session_tools(&memory);
         let mut agent = Agent::new(AgentParts {
-            config: Arc::new(config),
+            paths: settings.paths,
             client,
             registry,
             permissions,
             approver: Arc::new(agent::permissions::approval::AlwaysYes),
             sink: Arc::new(NullSink),
             exec: Default::default(),
+            context: settings.context,
             loop_settings: Default::default(),
         });
         agent.set_memory(memory);

@@ -2,6 +2,9 @@
 //! closed) while a command runs: the command's process group is stopped too, the session
 //! records the call as interrupted, and `agent` ends by that signal. Before, the command kept
 //! running (and writing to the workspace) after `agent` was gone.
+//!
+//! The command's processes are found by a marker in their environment, not by the pids the
+//! command prints: inside the sandbox's PID namespace those are not the host's pids.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -13,17 +16,7 @@ use serde_json::json;
 use crate::support::sse::tool_events;
 use crate::support::{MockServer, Reply, TestEnv};
 
-/// Whether `pid` is a live (not zombie) process.
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().chars().next())
-        })
-        .flatten()
-        .is_some_and(|state| state != 'Z')
-}
+use super::sandbox::{marker, survivors};
 
 fn wait_for_file(path: &Path, deadline: Instant) -> String {
     loop {
@@ -42,8 +35,9 @@ fn wait_for_file(path: &Path, deadline: Instant) -> String {
 }
 
 fn stops_the_command_on(signal: libc::c_int) {
-    // The command writes its own pid and its background child's pid, then waits.
-    let command = "sleep 300 & echo \"$$ $!\" > pids.txt; wait";
+    // The command starts a background child, says so, then waits.
+    let mark = marker("termination");
+    let command = format!("export {mark}; sleep 300 & echo started > started.txt; wait");
     let server = MockServer::start(vec![Reply::Sse(tool_events(
         "c1",
         "bash",
@@ -59,11 +53,8 @@ fn stops_the_command_on(signal: libc::c_int) {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    let pids: Vec<i32> = wait_for_file(&env.workspace.join("pids.txt"), deadline)
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
-    assert!(pids.iter().all(|&pid| alive(pid)), "{pids:?}");
+    wait_for_file(&env.workspace.join("started.txt"), deadline);
+    assert!(!survivors(&mark).is_empty(), "the background sleep runs");
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let status = loop {
@@ -77,14 +68,12 @@ fn stops_the_command_on(signal: libc::c_int) {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.signal(), Some(signal), "{status:?}");
-    for pid in &pids {
-        // The group got TERM (then KILL); give init a moment to reap the orphaned child.
-        let gone = Instant::now() + Duration::from_secs(5);
-        while alive(*pid) && Instant::now() < gone {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(*pid), "process {pid} outlived agent");
+    // The group got TERM (then KILL); give init a moment to reap orphans.
+    let gone = Instant::now() + Duration::from_secs(5);
+    while !survivors(&mark).is_empty() && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(20));
     }
+    assert_eq!(survivors(&mark), Vec::<u32>::new(), "outlived the agent");
     let session = std::fs::read_dir(env.agent_home.join("sessions"))
         .unwrap()
         .flatten()

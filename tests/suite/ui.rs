@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent::agent::{AgentEvent, EventSink};
+use agent::events::{AgentEvent, EventSink};
 use agent::model::Usage;
 use agent::tools::ToolDisplay;
 use agent::ui::json::JsonSink;

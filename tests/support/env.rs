@@ -7,7 +7,7 @@ use std::process::Output;
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-pub struct TestEnv {
+pub(crate) struct TestEnv {
     root: TempDir,
     pub home: PathBuf,
     pub agent_home: PathBuf,
@@ -16,7 +16,7 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let root = tempfile::tempdir().expect("tempdir");
         let base = root.path().canonicalize().expect("canonical temp dir");
         let home = base.join("home");
@@ -36,12 +36,12 @@ impl TestEnv {
 
     /// A test environment whose endpoint is `server` (model `mock-model`, which the coach
     /// treats like any capable model).
-    pub fn with_server(server: &super::MockServer) -> Self {
+    pub(crate) fn with_server(server: &super::MockServer) -> Self {
         Self::with_model(server, "mock-model")
     }
 
     /// A test environment whose endpoint is `server`, serving `model`.
-    pub fn with_model(server: &super::MockServer, model: &str) -> Self {
+    pub(crate) fn with_model(server: &super::MockServer, model: &str) -> Self {
         let mut env = Self::new();
         env.var("BASE_URL", &server.base_url());
         env.var("MODEL", model);
@@ -49,13 +49,13 @@ impl TestEnv {
     }
 
     /// Sets a variable for every command this environment builds.
-    pub fn var(&mut self, key: &str, value: &str) -> &mut Self {
+    pub(crate) fn var(&mut self, key: &str, value: &str) -> &mut Self {
         self.vars.push((key.to_string(), value.to_string()));
         self
     }
 
     /// Writes a file relative to the workspace, creating parents.
-    pub fn write(&self, relative: &str, content: &str) -> PathBuf {
+    pub(crate) fn write(&self, relative: &str, content: &str) -> PathBuf {
         let path = self.workspace.join(relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("parent dirs");
@@ -64,24 +64,24 @@ impl TestEnv {
         path
     }
 
-    pub fn read(&self, relative: &str) -> String {
+    pub(crate) fn read(&self, relative: &str) -> String {
         std::fs::read_to_string(self.workspace.join(relative)).expect("read file")
     }
 
     /// Writes `$AGENT_HOME/config.toml`.
-    pub fn config(&self, toml: &str) {
+    pub(crate) fn config(&self, toml: &str) {
         std::fs::write(self.agent_home.join("config.toml"), toml).expect("config");
     }
 
     /// A scratch directory outside the workspace.
-    pub fn outside(&self) -> PathBuf {
+    pub(crate) fn outside(&self) -> PathBuf {
         let dir = self.root.path().join("outside");
         std::fs::create_dir_all(&dir).expect("outside dir");
         dir
     }
 
     /// The `agent` binary with a cleared environment, run in the workspace.
-    pub fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut cmd = Command::cargo_bin("agent").expect("agent binary");
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -98,7 +98,7 @@ impl TestEnv {
 
     /// The `agent` binary as a plain `std::process::Command` with the same environment as
     /// [`TestEnv::cmd`], for tests that spawn and kill it.
-    pub fn std_cmd(&self) -> std::process::Command {
+    pub(crate) fn std_cmd(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -113,7 +113,7 @@ impl TestEnv {
     }
 
     /// Runs a one-shot task (`--yes` is not implied).
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.cmd()
             .args(args)
             .write_stdin("")
@@ -121,13 +121,13 @@ impl TestEnv {
             .expect("run agent")
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.root.path()
     }
 }
 
 /// stdout and stderr of an output as strings.
-pub fn texts(output: &Output) -> (String, String) {
+pub(crate) fn texts(output: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),

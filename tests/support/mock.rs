@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// One scripted response.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// 200 with this JSON body.
     Json(Value),
     /// 200 `text/event-stream` with these SSE events (each `data: <json>\n\n`), then
@@ -41,7 +41,7 @@ pub enum Reply {
 
 impl Reply {
     /// An error status with a JSON `{"error": {"message": ...}}` body.
-    pub fn error(status: u16, message: &str) -> Self {
+    pub(crate) fn error(status: u16, message: &str) -> Self {
         Reply::Status {
             status,
             headers: Vec::new(),
@@ -52,7 +52,7 @@ impl Reply {
 
 /// One request as received.
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
@@ -64,7 +64,7 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -72,7 +72,7 @@ impl Recorded {
     }
 
     /// The `messages` array of a chat request.
-    pub fn messages(&self) -> Vec<Value> {
+    pub(crate) fn messages(&self) -> Vec<Value> {
         self.body["messages"]
             .as_array()
             .cloned()
@@ -91,14 +91,14 @@ struct State {
 }
 
 /// The running server; stops when dropped (its thread ends with the test process).
-pub struct MockServer {
+pub(crate) struct MockServer {
     port: u16,
     state: Arc<Mutex<State>>,
 }
 
 impl MockServer {
     /// Starts a server that will answer with `replies`, in order.
-    pub fn start(replies: Vec<Reply>) -> Self {
+    pub(crate) fn start(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("local addr").port();
         let state = Arc::new(Mutex::new(State {
@@ -116,21 +116,21 @@ impl MockServer {
     }
 
     /// `http://127.0.0.1:<port>/v1`.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// Adds replies at the end of the script.
-    pub fn push(&self, reply: Reply) {
+    pub(crate) fn push(&self, reply: Reply) {
         self.state.lock().expect("lock").replies.push_back(reply);
     }
 
     /// Serves `reply` for every `GET` whose path ends with `suffix`.
-    pub fn on_get(&self, suffix: &str, reply: Reply) {
+    pub(crate) fn on_get(&self, suffix: &str, reply: Reply) {
         self.state
             .lock()
             .expect("lock")
@@ -140,17 +140,17 @@ impl MockServer {
 
     /// Answers every `POST` whose body is larger than `max_bytes` with `reply`, without
     /// consuming a scripted reply (a server with a small context window).
-    pub fn reject_over(&self, max_bytes: usize, reply: Reply) {
+    pub(crate) fn reject_over(&self, max_bytes: usize, reply: Reply) {
         self.state.lock().expect("lock").reject_over = Some((max_bytes, reply));
     }
 
     /// Every request received so far.
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.state.lock().expect("lock").requests.clone()
     }
 
     /// The chat-completions requests received so far.
-    pub fn chat_requests(&self) -> Vec<Recorded> {
+    pub(crate) fn chat_requests(&self) -> Vec<Recorded> {
         self.requests()
             .into_iter()
             .filter(|r| r.path.ends_with("/chat/completions"))
@@ -158,13 +158,13 @@ impl MockServer {
     }
 
     /// Replies not yet served.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.state.lock().expect("lock").replies.len()
     }
 
     /// The first chat request that breaks the request invariants
     /// ([`super::sse::check_request_invariants`]): its index and the violation.
-    pub fn invariant_violation(&self) -> Option<(usize, String)> {
+    pub(crate) fn invariant_violation(&self) -> Option<(usize, String)> {
         self.chat_requests().iter().enumerate().find_map(|(i, r)| {
             super::sse::check_request_invariants(&r.body)
                 .err()

@@ -23,12 +23,12 @@ fn sandbox_writable() -> Vec<PathBuf> {
 }
 
 /// Whether `dir` (canonical) is inside a directory the sandbox always lets commands write.
-pub fn is_sandbox_writable(dir: &Path) -> bool {
+pub(crate) fn is_sandbox_writable(dir: &Path) -> bool {
     sandbox_writable().iter().any(|root| dir.starts_with(root))
 }
 
 /// The parent for "outside the workspace" temp directories.
-pub fn outside_root() -> PathBuf {
+pub(crate) fn outside_root() -> PathBuf {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
     if is_sandbox_writable(&canonical) {
@@ -39,6 +39,6 @@ pub fn outside_root() -> PathBuf {
 }
 
 /// A new temp directory outside every sandbox-writable root.
-pub fn outside_dir() -> TempDir {
+pub(crate) fn outside_dir() -> TempDir {
     tempfile::tempdir_in(outside_root()).expect("temp dir outside the sandbox-writable roots")
 }

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 /// A non-streaming answer with text only.
-pub fn text_completion(text: &str) -> Value {
+pub(crate) fn text_completion(text: &str) -> Value {
     json!({
         "id": "cmpl", "object": "chat.completion",
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -13,7 +13,7 @@ pub fn text_completion(text: &str) -> Value {
 }
 
 /// A non-streaming answer with these `(id, name, arguments-json-text)` tool calls.
-pub fn tool_completion(calls: &[(&str, &str, &str)]) -> Value {
+pub(crate) fn tool_completion(calls: &[(&str, &str, &str)]) -> Value {
     let calls: Vec<Value> = calls
         .iter()
         .map(|(id, name, args)| {
@@ -29,7 +29,7 @@ pub fn tool_completion(calls: &[(&str, &str, &str)]) -> Value {
 }
 
 /// SSE events for a text answer, split into pieces, with a final usage chunk.
-pub fn text_events(pieces: &[&str]) -> Vec<Value> {
+pub(crate) fn text_events(pieces: &[&str]) -> Vec<Value> {
     let mut events: Vec<Value> = pieces
         .iter()
         .map(|p| json!({"choices": [{"index": 0, "delta": {"content": p}}]}))
@@ -40,7 +40,7 @@ pub fn text_events(pieces: &[&str]) -> Vec<Value> {
 }
 
 /// SSE events for one tool call, arguments split in two fragments.
-pub fn tool_events(id: &str, name: &str, arguments: &str) -> Vec<Value> {
+pub(crate) fn tool_events(id: &str, name: &str, arguments: &str) -> Vec<Value> {
     let split = arguments.len() / 2;
     let split = (0..=split)
         .rev()
@@ -57,7 +57,7 @@ pub fn tool_events(id: &str, name: &str, arguments: &str) -> Vec<Value> {
 }
 
 /// A usage-only chunk (`choices: []`).
-pub fn usage_event(prompt: u64, completion: u64) -> Value {
+pub(crate) fn usage_event(prompt: u64, completion: u64) -> Value {
     json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
         "total_tokens": prompt + completion}})
 }
@@ -66,7 +66,7 @@ pub fn usage_event(prompt: u64, completion: u64) -> Value {
 /// answered by exactly one tool message before the next assistant message, ids are never
 /// empty, arguments are JSON object text, no assistant message is empty, and every tool
 /// message answers a call. Returns the first violation.
-pub fn check_request_invariants(body: &Value) -> Result<(), String> {
+pub(crate) fn check_request_invariants(body: &Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("no messages array")?;
     let mut open: Vec<String> = Vec::new();
     for (i, message) in messages.iter().enumerate() {

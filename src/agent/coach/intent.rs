@@ -23,21 +23,21 @@
 
 /// What the user's request allows the harness to ask of the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Intent {
+pub(crate) struct Intent {
     /// The request asks to be shown, told or explained something (or asks a question):
     /// nothing shown in the answer is executed and the harness asks for no work.
-    pub answer_only: bool,
+    pub(crate) answer_only: bool,
     /// The user said not to run something.
-    pub no_run: bool,
+    pub(crate) no_run: bool,
     /// The user said not to change anything.
-    pub no_change: bool,
+    pub(crate) no_change: bool,
     /// The request asks for something to be run, tested or built (never with `no_run`).
-    pub asks_to_run: bool,
+    pub(crate) asks_to_run: bool,
 }
 
 impl Intent {
     /// Reads `request` (the user's own words for a turn).
-    pub fn read(request: &str) -> Self {
+    pub(crate) fn read(request: &str) -> Self {
         let text = normalize(request);
         let clauses = clauses(&text);
         let openings: Vec<Opening> = clauses.iter().map(|c| opening(c)).collect();
@@ -66,17 +66,17 @@ impl Intent {
     }
 
     /// The harness may ask the model to run something.
-    pub fn allows_run_request(&self) -> bool {
+    pub(crate) fn allows_run_request(&self) -> bool {
         !self.answer_only && !self.no_run
     }
 
     /// The harness may ask the model to make a change itself.
-    pub fn allows_edit_request(&self) -> bool {
+    pub(crate) fn allows_edit_request(&self) -> bool {
         !self.answer_only && !self.no_change
     }
 
     /// A call the model only showed (in prose) may be taken as a call of `tool`.
-    pub fn allows_shown_call(&self, tool: &str) -> bool {
+    pub(crate) fn allows_shown_call(&self, tool: &str) -> bool {
         match tool {
             "bash" => self.allows_run_request() && self.allows_edit_request(),
             "write_file" | "str_replace" => self.allows_edit_request(),

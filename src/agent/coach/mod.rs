@@ -25,57 +25,22 @@ mod small;
 
 use std::sync::Mutex;
 
-pub use intent::Intent;
-
 use super::facts::TurnFacts;
 use crate::model::Message;
 
-/// The `[model] coach` setting (and `--coach`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CoachSetting {
-    /// On only with evidence that the model needs it (see the module doc).
-    #[default]
-    Auto,
-    On,
-    Off,
-}
-
-impl CoachSetting {
-    /// Parses `auto`, `on` or `off`.
-    ///
-    /// # Errors
-    /// A message naming the bad value and the accepted ones.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        match value {
-            "auto" => Ok(Self::Auto),
-            "on" => Ok(Self::On),
-            "off" => Ok(Self::Off),
-            other => Err(format!(
-                "`[model] coach = \"{other}\"` is not a coach setting; use \"auto\", \"on\" or \"off\""
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
-}
+pub(crate) use crate::config::loop_settings::CoachSetting;
 
 /// Whether the coach is on, and why (for the banner, `agent doctor` and `--json`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoachStatus {
-    pub on: bool,
+    pub(crate) on: bool,
     /// A short reason, e.g. `auto: qwen2.5-coder-1.5b-instruct is a small model`.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl CoachStatus {
     /// `coach on (auto: ...)` / `coach off (...)`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "coach {} ({})",
             if self.on { "on" } else { "off" },
@@ -102,29 +67,25 @@ impl CoachSwitch {
         }
     }
 
-    pub fn setting(&self) -> CoachSetting {
-        self.setting
-    }
-
-    pub fn status(&self) -> CoachStatus {
+    pub(crate) fn status(&self) -> CoachStatus {
         match self.state.lock() {
             Ok(state) => state.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.status().on
     }
 
     /// The model changed (`/model NAME`): evidence about the old one no longer counts.
-    pub fn set_model(&self, model: &str) {
+    pub(crate) fn set_model(&self, model: &str) {
         self.set(initial_status(self.setting, model));
     }
 
     /// The model wrote its tool calls as text. Under `auto` this turns the coach on; returns
     /// the notice to show when it does.
-    pub fn saw_calls_as_text(&self) -> Option<String> {
+    pub(crate) fn saw_calls_as_text(&self) -> Option<String> {
         if self.setting != CoachSetting::Auto || self.is_on() {
             return None;
         }
@@ -142,7 +103,7 @@ impl CoachSwitch {
 
     /// The coach for a turn whose request is `request`: the small-model coach when on,
     /// else [`Plain`].
-    pub fn coach_for_turn(&self, request: &str) -> Box<dyn Coach> {
+    pub(crate) fn coach_for_turn(&self, request: &str) -> Box<dyn Coach> {
         if self.is_on() {
             Box::new(small::SmallModelCoach::new(request))
         } else {
@@ -180,7 +141,7 @@ fn initial_status(setting: CoachSetting, model: &str) -> CoachStatus {
 }
 
 /// The largest model size, in billions of parameters, that counts as small.
-pub const SMALL_MODEL_MAX_BILLIONS: f64 = 8.0;
+pub(crate) const SMALL_MODEL_MAX_BILLIONS: f64 = 8.0;
 
 /// Whether `model` names a small local model: a size token of at most
 /// [`SMALL_MODEL_MAX_BILLIONS`] (`qwen2.5-coder-1.5b-instruct`, `qwen2.5-coder:7b`,
@@ -188,7 +149,7 @@ pub const SMALL_MODEL_MAX_BILLIONS: f64 = 8.0;
 /// `b` suffix standing alone between separators (`-`, `_`, `:`, `/`, `.`, `@`). A
 /// mixture-of-experts name is judged by its total size (`qwen3-30b-a3b` is not small), and a
 /// name without a size (`gpt-5`, `claude-sonnet`) never is.
-pub fn is_small_model(model: &str) -> bool {
+pub(crate) fn is_small_model(model: &str) -> bool {
     let name = model.to_ascii_lowercase();
     let sizes: Vec<f64> = name
         .split(['-', '_', ':', '/', '@', ' '])
@@ -214,18 +175,18 @@ fn size_in_billions(token: &str) -> Option<f64> {
 }
 
 /// What the loop knows at a coach point.
-pub struct TurnView<'a> {
+pub(crate) struct TurnView<'a> {
     /// The facts of the turn so far.
-    pub facts: &'a TurnFacts,
+    pub(crate) facts: &'a TurnFacts,
     /// The tools offered in this request.
-    pub offered: &'a [&'a str],
+    pub(crate) offered: &'a [&'a str],
     /// Tool calls written as text may be read (`[provider] text_tool_calls`).
-    pub text_calls: bool,
+    pub(crate) text_calls: bool,
 }
 
 /// What the loop does after a reply ([`Coach::after_reply`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Go on as the plain loop would: run the reply's calls, or end the turn with its
     /// answer (an empty answer ends it with a warning).
     Proceed,
@@ -238,7 +199,7 @@ pub enum Step {
 
 /// The seam between the inner loop and the help for weak models. Every method defaults to
 /// doing nothing, which is the plain loop ([`Plain`]).
-pub trait Coach: Send {
+pub(crate) trait Coach: Send {
     /// While a reply streams, a piece of its text. `Some(kept)` stops the reply, keeping
     /// `kept` as its whole text (a reply that degenerated into a loop).
     fn on_text(&mut self, _delta: &str) -> Option<String> {
@@ -261,7 +222,7 @@ pub trait Coach: Send {
 
 /// The plain loop: no help, the model's final answer is final.
 #[derive(Debug, Default)]
-pub struct Plain;
+pub(crate) struct Plain;
 
 impl Coach for Plain {}
 

@@ -29,20 +29,20 @@ use super::shown;
 use crate::agent::facts::{CallFact, CallStatus, TurnFacts};
 
 /// The request sent after an answer that left running something to the user.
-pub const RUN_IT_YOURSELF: &str = "<system-reminder>\nDo not leave commands for the user: \
+pub(crate) const RUN_IT_YOURSELF: &str = "<system-reminder>\nDo not leave commands for the user: \
     run what the task needs yourself now with the bash tool (the program, the tests or the \
     build), check the output, and fix any problem. Then give your final answer.\n\
     </system-reminder>";
 
 /// The request sent after an answer that shows tool calls as text instead of making them.
-pub const CALL_THE_TOOLS: &str = "<system-reminder>\nYour answer shows tool calls as text; \
+pub(crate) const CALL_THE_TOOLS: &str = "<system-reminder>\nYour answer shows tool calls as text; \
     they were not run. Make those calls now with the tools, check the results, fix any \
     problem, then give your final answer.\n</system-reminder>";
 
 const EDIT_TOOLS: &[&str] = &["write_file", "str_replace"];
 
 /// The request naming the command the answer showed, or [`RUN_IT_YOURSELF`].
-pub fn run_it_yourself(answer: &str) -> String {
+pub(crate) fn run_it_yourself(answer: &str) -> String {
     match shown::one_line_command(answer) {
         Some(command) => format!(
             "<system-reminder>\nRun `{command}` yourself now: call the bash tool. Do not leave \
@@ -54,17 +54,17 @@ pub fn run_it_yourself(answer: &str) -> String {
 }
 
 /// What the coach knows when it reads a final answer.
-pub struct Answered<'a> {
-    pub facts: &'a TurnFacts,
-    pub intent: &'a Intent,
-    pub answer: &'a str,
-    pub offered: &'a [&'a str],
+pub(crate) struct Answered<'a> {
+    pub(crate) facts: &'a TurnFacts,
+    pub(crate) intent: &'a Intent,
+    pub(crate) answer: &'a str,
+    pub(crate) offered: &'a [&'a str],
     /// Tool calls written as text are read (`text_tool_calls`).
-    pub text_calls: bool,
+    pub(crate) text_calls: bool,
 }
 
 /// The request for `answered`, when one is due (see the module doc).
-pub fn run_nudge(answered: &Answered<'_>) -> Option<String> {
+pub(crate) fn run_nudge(answered: &Answered<'_>) -> Option<String> {
     let Answered {
         facts,
         intent,
@@ -121,7 +121,7 @@ fn needs_run_nudge(facts: &TurnFacts, intent: &Intent, answer: &str) -> bool {
 /// The requests of one turn: at most one run request ([`run_nudge`]), and one more when
 /// the reply to it repeats the nudged answer ([`stuck_nudge`]).
 #[derive(Debug, Default)]
-pub struct Nudges {
+pub(crate) struct Nudges {
     /// The answer the first request was sent after.
     nudged: Option<String>,
     stuck_sent: bool,
@@ -133,13 +133,13 @@ pub struct Nudges {
 
 impl Nudges {
     /// Called once per reply, as it is read: whether it is the one right after a request.
-    pub fn take_answering(&mut self) -> bool {
+    pub(crate) fn take_answering(&mut self) -> bool {
         self.reading_answer = std::mem::take(&mut self.answering);
         self.reading_answer
     }
 
     /// The request to send after the final answer, if one is due.
-    pub fn next(&mut self, answered: &Answered<'_>) -> Option<String> {
+    pub(crate) fn next(&mut self, answered: &Answered<'_>) -> Option<String> {
         let request = match self.nudged.as_deref() {
             None => run_nudge(answered)?,
             // Only the reply right after the request: once a call ran, the same answer is
@@ -167,7 +167,7 @@ const HARNESS_TAGS: &[&str] = &["<tool_response>", "<system-reminder>"];
 /// The last request when the answer repeats `nudged` (whitespace aside) or makes up a tool
 /// result ([`HARNESS_TAGS`]), and `bash` is offered: it says nothing ran and asks for one
 /// `bash` call, naming the files written this turn.
-pub fn stuck_nudge(answered: &Answered<'_>, nudged: &str) -> Option<String> {
+pub(crate) fn stuck_nudge(answered: &Answered<'_>, nudged: &str) -> Option<String> {
     let squash = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let answer = answered.answer;
     let made_up = HARNESS_TAGS.iter().any(|tag| answer.contains(tag));

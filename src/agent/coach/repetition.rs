@@ -13,11 +13,11 @@
 //! comparisons plus a backward scan per candidate period (at most [`MAX_CANDIDATES`]).
 
 /// Shortest repeated span that stops a reply, in bytes.
-pub const MIN_SPAN: usize = 4096;
+pub(crate) const MIN_SPAN: usize = 4096;
 /// Fewest back-to-back copies of the unit.
-pub const MIN_COPIES: usize = 3;
+pub(crate) const MIN_COPIES: usize = 3;
 /// Longest repeated unit looked for, in bytes.
-pub const MAX_PERIOD: usize = 2048;
+pub(crate) const MAX_PERIOD: usize = 2048;
 /// Bytes streamed between two checks.
 const CHECK_EVERY: usize = 256;
 /// Length of the tail searched for earlier in the text to find candidate periods.
@@ -28,14 +28,14 @@ const MAX_CANDIDATES: usize = 64;
 
 /// Watches one streamed reply.
 #[derive(Debug, Default)]
-pub struct RepetitionGuard {
+pub(crate) struct RepetitionGuard {
     text: String,
     next_check: usize,
 }
 
 impl RepetitionGuard {
     /// Adds streamed text; `true` once the reply has become a loop (see the module doc).
-    pub fn push(&mut self, delta: &str) -> bool {
+    pub(crate) fn push(&mut self, delta: &str) -> bool {
         self.text.push_str(delta);
         if self.text.len() < self.next_check.max(MIN_SPAN) {
             return false;
@@ -47,7 +47,7 @@ impl RepetitionGuard {
     /// The text to keep: all of it, or up to the end of the loop's first copy, finishing
     /// that copy's line (the periodic stretch can start mid-word, where the text before the
     /// loop happens to end like the unit).
-    pub fn kept(&self) -> &str {
+    pub(crate) fn kept(&self) -> &str {
         let bytes = self.text.as_bytes();
         let Some((start, period)) = loop_start(bytes) else {
             return &self.text;

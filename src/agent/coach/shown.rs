@@ -15,7 +15,7 @@ const SHELL_INFOS: &[&str] = &["bash", "sh", "shell", "console", "zsh", "shell-s
 /// `<tool_call>` block naming an offered tool), else the first fenced shell block as a
 /// `bash` call. Nothing is taken when `intent` does not allow a shown call of that tool.
 /// The text stays as the message's content.
-pub fn take_shown_call(message: &mut Message, offered: &[&str], intent: &Intent) {
+pub(crate) fn take_shown_call(message: &mut Message, offered: &[&str], intent: &Intent) {
     if !message.tool_calls.is_empty() {
         return;
     }
@@ -47,7 +47,7 @@ pub fn take_shown_call(message: &mut Message, offered: &[&str], intent: &Intent)
 }
 
 /// The calls of the first tool-call block inside `text` that names only offered tools.
-pub fn embedded_calls(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
+pub(crate) fn embedded_calls(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
     embedded_call_blocks(text).find_map(|block| crate::model::text_calls::extract(block, offered))
 }
 
@@ -80,7 +80,7 @@ fn embedded_call_blocks(text: &str) -> impl Iterator<Item = &str> {
 /// The body of the first fenced shell block (`bash`, `sh`, `shell`, `console`, `zsh`), with
 /// `$ ` prompts removed. A block with `$ ` prompts is a transcript: only its prompted lines
 /// are commands, the others are output (never run as commands).
-pub fn first_shell_block(text: &str) -> Option<String> {
+pub(crate) fn first_shell_block(text: &str) -> Option<String> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let Some(info) = line.trim_start().strip_prefix("```") else {
@@ -108,14 +108,14 @@ pub fn first_shell_block(text: &str) -> Option<String> {
 }
 
 /// The first shell block when it is one short line, fit to name in a request.
-pub fn one_line_command(text: &str) -> Option<String> {
+pub(crate) fn one_line_command(text: &str) -> Option<String> {
     first_shell_block(text)
         .filter(|c| !c.contains('\n') && c.len() <= 200 && !c.starts_with(['{', '<']))
 }
 
 /// Whether `answer` shows a shell command: a fenced shell block with a body, or a line
 /// starting with `$ `.
-pub fn suggests_command(answer: &str) -> bool {
+pub(crate) fn suggests_command(answer: &str) -> bool {
     let mut lines = answer.lines().map(str::trim_start);
     while let Some(line) = lines.next() {
         if line.starts_with("$ ") {
@@ -135,7 +135,7 @@ pub fn suggests_command(answer: &str) -> bool {
 
 /// Whether `answer` holds a fenced block tagged with a language (```` ```python ````) and a
 /// non-empty body: code or a command for the user. Untagged blocks usually quote output.
-pub fn has_code_block(answer: &str) -> bool {
+pub(crate) fn has_code_block(answer: &str) -> bool {
     let mut lines = answer.lines().map(str::trim_start);
     while let Some(line) = lines.next() {
         let Some(info) = line.strip_prefix("```") else {

@@ -20,7 +20,7 @@ const EMPTY_REPLY_NOTE: &str =
 
 /// The small-model coach for one turn.
 #[derive(Debug)]
-pub struct SmallModelCoach {
+pub(crate) struct SmallModelCoach {
     intent: Intent,
     nudges: Nudges,
     stream: RepetitionGuard,
@@ -29,7 +29,7 @@ pub struct SmallModelCoach {
 
 impl SmallModelCoach {
     /// The coach for a turn whose request is `request`.
-    pub fn new(request: &str) -> Self {
+    pub(crate) fn new(request: &str) -> Self {
         Self {
             intent: Intent::read(request),
             nudges: Nudges::default(),

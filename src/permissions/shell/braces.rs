@@ -7,10 +7,10 @@
 //! give `None`, and the caller treats the word as unknown.
 
 /// Most words one brace word may expand to before the checker gives up on listing them.
-pub const MAX_EXPANSIONS: usize = 256;
+pub(crate) const MAX_EXPANSIONS: usize = 256;
 
 /// Every word `text` expands to, in bash's order; `None` past [`MAX_EXPANSIONS`].
-pub fn expand(text: &str) -> Option<Vec<String>> {
+pub(crate) fn expand(text: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     expand_into(text, &mut out)?;
     Some(out)

@@ -84,6 +84,9 @@ impl Walker<'_, '_> {
             words.remove(0);
         }
         let Some(program) = words.first() else {
+            // Assignments alone, or a line that is only a redirection (`> FILE` empties or
+            // creates FILE): rated like `true > FILE`.
+            floors.extend(redirect_floors(&redirects));
             self.push(SimpleCommand {
                 words: vec![Word::literal(self.text(node))],
                 redirects,
@@ -193,13 +196,9 @@ impl Walker<'_, '_> {
             ));
         }
         if matches!(program, "cd" | "pushd") && words[0].text == program {
-            self.out.directories.extend(
-                words
-                    .iter()
-                    .skip(1)
-                    .filter(|w| !w.dynamic && !w.is_option())
-                    .cloned(),
-            );
+            self.out
+                .directories
+                .extend(cd_targets(program, &words[1..]));
         }
         self.push(SimpleCommand {
             words,
@@ -212,9 +211,33 @@ impl Walker<'_, '_> {
     }
 }
 
+/// The directories a literal `cd`/`pushd` may move to: its operand, or `$HOME` for a bare
+/// `cd` (also `cd --`, `cd -P`, `cd -L`; through `builtin cd` and `command cd` too, which
+/// reach here unwrapped). `cd -` and a dynamic operand are floors in [`hazards`].
+fn cd_targets(program: &str, args: &[Word]) -> Vec<Word> {
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for word in args {
+        if !options_done && word.text == "--" {
+            options_done = true;
+        } else if options_done || !word.is_option() {
+            operands.push(word);
+        }
+    }
+    if operands.is_empty() && program == "cd" {
+        return vec![Word::printed("~")];
+    }
+    operands
+        .into_iter()
+        .filter(|w| !w.dynamic && w.text != "-")
+        .cloned()
+        .collect()
+}
+
 /// Output redirection to a file (anything but `/dev/null` and friends, a descriptor or a
-/// process substitution) keeps a command at least `ask`.
-fn redirect_floors(redirects: &[Redirect]) -> Vec<String> {
+/// process substitution) keeps a command at least `ask`: a simple command, a compound
+/// command (`{ ...; } > FILE`, `if ...; fi > FILE`) or a line that is only a redirection.
+pub(super) fn redirect_floors(redirects: &[Redirect]) -> Vec<String> {
     redirects
         .iter()
         .filter(|r| r.kind == RedirectKind::Write && !r.target.pipe)

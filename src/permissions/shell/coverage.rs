@@ -32,8 +32,10 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
+use super::Unclear;
+
 /// A reason to distrust the parse, for control characters and in-word line continuations.
-pub fn suspicious_characters(script: &str) -> Option<String> {
+pub(crate) fn suspicious_characters(script: &str) -> Option<String> {
     if let Some(c) = script
         .chars()
         .find(|c| c.is_control() && *c != '\n' && *c != '\t')
@@ -66,7 +68,7 @@ pub fn suspicious_characters(script: &str) -> Option<String> {
 
 /// A reason to distrust the parse when bytes other than blanks and line continuations are
 /// not covered by any token of the tree.
-pub fn skipped_text(root: Node<'_>, script: &str) -> Option<String> {
+pub(crate) fn skipped_text(root: Node<'_>, script: &str) -> Option<String> {
     let mut ranges = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
@@ -125,7 +127,7 @@ fn is_blank(gap: &str) -> bool {
 
 /// Body regions of heredocs whose operator line's nodes reach into the body (see the module
 /// doc), as byte ranges of `script`.
-pub fn misparsed_heredocs(root: Node<'_>, script: &str) -> Vec<Range<usize>> {
+pub(crate) fn misparsed_heredocs(root: Node<'_>, script: &str) -> Vec<Range<usize>> {
     let mut regions = Vec::new();
     if !script.contains("<<") {
         return regions;
@@ -168,7 +170,7 @@ fn misparsed_body(heredoc: Node<'_>, script: &str) -> Option<Range<usize>> {
 
 /// Offsets of backslashes to replace so the parser stops swallowing the newline before them,
 /// or why the line cannot be repaired.
-pub fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, Unclear> {
     let mut offsets = Vec::new();
     if !script.contains("\n\\") {
         return Ok(offsets);
@@ -190,7 +192,7 @@ pub fn swallowed_newlines(root: Node<'_>, script: &str) -> Result<Vec<usize>, St
                     return Err(format!(
                         "the parser joined lines in `{}`; write each command on its own line without a leading backslash",
                         text.escape_default()
-                    ));
+                    ).into());
                 }
                 offsets.push(slash);
             }
@@ -219,7 +221,7 @@ const KEYWORDS: &[&str] = &[
 /// Offsets of `!` tokens whose negated command the grammar misread as a command named by a
 /// keyword; with `all`, of every negation (used when the tree has errors: `! f() { ...; }`
 /// is valid bash the grammar cannot parse).
-pub fn misparsed_negations(root: Node<'_>, script: &str, all: bool) -> Vec<usize> {
+pub(crate) fn misparsed_negations(root: Node<'_>, script: &str, all: bool) -> Vec<usize> {
     let mut offsets = Vec::new();
     if !script.contains('!') {
         return offsets;
@@ -255,7 +257,7 @@ pub fn misparsed_negations(root: Node<'_>, script: &str, all: bool) -> Vec<usize
 }
 
 /// `script` with the bytes at `offsets` replaced by a space.
-pub fn blank_at(script: &str, offsets: &[usize]) -> String {
+pub(crate) fn blank_at(script: &str, offsets: &[usize]) -> String {
     let mut bytes = script.as_bytes().to_vec();
     for at in offsets {
         if let Some(byte) = bytes.get_mut(*at) {
@@ -266,7 +268,7 @@ pub fn blank_at(script: &str, offsets: &[usize]) -> String {
 }
 
 /// `script` with the bytes at `offsets` replaced by `x`.
-pub fn unescape_at(script: &str, offsets: &[usize]) -> String {
+pub(crate) fn unescape_at(script: &str, offsets: &[usize]) -> String {
     let mut bytes = script.as_bytes().to_vec();
     for at in offsets {
         if let Some(byte) = bytes.get_mut(*at) {
@@ -278,7 +280,7 @@ pub fn unescape_at(script: &str, offsets: &[usize]) -> String {
 
 /// `script` with every character of `regions` except newlines replaced by `x`, so byte
 /// offsets stay the same and the parser sees inert body text.
-pub fn mask(script: &str, regions: &[Range<usize>]) -> String {
+pub(crate) fn mask(script: &str, regions: &[Range<usize>]) -> String {
     let mut bytes = script.as_bytes().to_vec();
     for region in regions {
         for byte in bytes.get_mut(region.clone()).into_iter().flatten() {

@@ -10,12 +10,8 @@
 use tree_sitter::Node;
 
 use super::Stdin;
-use super::walk::{EXPRESSION_KINDS, Walker};
+use super::walk::{ARITHMETIC_HAZARD, EXPRESSION_KINDS, Walker};
 use super::words::{Segment, Word, WordBuilder, decode_ansi_c, unescape_double_quoted};
-
-/// Why arithmetic over variables or strings is at least `ask`.
-pub const ARITHMETIC_HAZARD: &str =
-    "arithmetic on variables or strings can run commands hidden in their values";
 
 /// Node kinds that make arithmetic depend on values we cannot see.
 const ARITHMETIC_UNSAFE: &[&str] = &[

@@ -10,8 +10,8 @@
 //! configured programs), `git grep -O` (runs a pager) are floors, as are `git branch` forms
 //! that create, delete or move branches, and run-time arguments that could be options.
 
-use super::hazards::long_match;
 use super::join;
+use super::options::long_match;
 use super::words::Word;
 
 const HARMLESS: &[&str] = &[
@@ -51,13 +51,13 @@ const EXACT_SAFE: &[&str] = &["text"];
 
 /// A git command line after global options are classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitView {
+pub(crate) struct GitView {
     /// The words with harmless global options removed.
-    pub words: Vec<Word>,
+    pub(crate) words: Vec<Word>,
     /// The text without any global option, when it differs (for `deny` rules).
-    pub alias: Option<String>,
+    pub(crate) alias: Option<String>,
     /// Floors from risky global options.
-    pub floors: Vec<String>,
+    pub(crate) floors: Vec<String>,
 }
 
 /// Where the subcommand is, and which global options came before it.
@@ -97,7 +97,7 @@ fn globals(args: &[Word]) -> Globals {
 }
 
 /// Splits `git` global options (words include the program).
-pub fn normalize(words: &[Word]) -> GitView {
+pub(crate) fn normalize(words: &[Word]) -> GitView {
     let args = words.get(1..).unwrap_or_default();
     let found = globals(args);
     let kept: Vec<Word> = words
@@ -130,7 +130,7 @@ pub fn normalize(words: &[Word]) -> GitView {
 }
 
 /// Floors from the subcommand and its options (`args` are the words after `git`).
-pub fn hazards(args: &[Word]) -> Vec<String> {
+pub(crate) fn hazards(args: &[Word]) -> Vec<String> {
     let found = globals(args);
     let Some(sub) = args.get(found.subcommand) else {
         return Vec::new();

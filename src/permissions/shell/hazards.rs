@@ -9,6 +9,7 @@
 //! at run time that could be an option (`sort $opts`) is a floor too; for programs without
 //! any (cat, grep, ls, ...) it is not.
 
+use super::options::long_match;
 use super::words::Word;
 use super::{basename, git, names, sed};
 
@@ -74,7 +75,7 @@ const DATE: Spec = Spec {
 };
 
 /// Floors for one simple command (its words, program first).
-pub fn inspect(words: &[Word]) -> Vec<String> {
+pub(crate) fn inspect(words: &[Word]) -> Vec<String> {
     let Some(program) = words.first() else {
         return Vec::new();
     };
@@ -92,13 +93,35 @@ pub fn inspect(words: &[Word]) -> Vec<String> {
         "git" => git::hazards(args),
         "printf" => printf(args).into_iter().collect(),
         "read" | "mapfile" | "readarray" => read(args),
-        "cd" | "pushd" => args
-            .iter()
-            .filter(|w| w.dynamic)
-            .map(|w| format!("changes into `{}`, only known at run time", w.text))
-            .collect(),
+        "cd" | "pushd" => cd(name, args),
         _ => Vec::new(),
     }
+}
+
+/// `cd -` returns to `$OLDPWD` and `pushd` without a directory (or with `+N`/`-N`) swaps
+/// the stack: directories the checker does not track. A dynamic operand is not known either.
+fn cd(program: &str, args: &[Word]) -> Vec<String> {
+    let mut floors: Vec<String> = args
+        .iter()
+        .filter(|w| w.dynamic)
+        .map(|w| format!("changes into `{}`, only known at run time", w.text))
+        .collect();
+    if args.iter().any(|w| w.text == "-") {
+        floors.push(format!(
+            "`{program} -` returns to the previous directory, which is not tracked"
+        ));
+    }
+    let stack = |w: &&Word| {
+        let t = w.text.as_str();
+        (t.starts_with('+') || t.starts_with('-')) && t[1..].bytes().all(|b| b.is_ascii_digit())
+    };
+    if program == "pushd"
+        && (args.iter().all(|w| w.is_option())
+            || args.iter().any(|w| stack(&w) && w.text.len() > 1))
+    {
+        floors.push("`pushd` without a directory moves to one that is not tracked".to_string());
+    }
+    floors
 }
 
 /// Floors from `spec` over `args`.
@@ -144,20 +167,6 @@ fn scan(program: &str, spec: &Spec, args: &[Word]) -> Vec<String> {
         }
     }
     floors
-}
-
-/// The dangerous long option that `name` (without `--`) spells or abbreviates.
-pub fn long_match<'a>(long: &'a [(&'a str, &'a str)], name: &str) -> Option<(&'a str, &'a str)> {
-    if name.is_empty() {
-        return None;
-    }
-    long.iter()
-        .find(|(option, _)| {
-            option
-                .strip_prefix("--")
-                .is_some_and(|o| o.starts_with(name))
-        })
-        .copied()
 }
 
 /// `uniq [OPTION]... [INPUT [OUTPUT]]` writes OUTPUT.

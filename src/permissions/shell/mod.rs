@@ -23,25 +23,43 @@ mod braces;
 mod command;
 mod coverage;
 mod exprs;
-pub mod git;
-pub mod hazards;
-pub mod names;
+pub(crate) mod git;
+pub(crate) mod hazards;
+pub(crate) mod names;
+mod options;
 mod redirects;
-pub mod sed;
+pub(crate) mod sed;
 mod unwrap;
 mod walk;
-pub mod words;
+pub(crate) mod words;
 
+/// Why a command, or a part of it, cannot be rated from its words alone: the part is `ask`
+/// and this is the reason shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unclear(pub(crate) String);
+
+impl From<String> for Unclear {
+    fn from(reason: String) -> Self {
+        Self(reason)
+    }
+}
+
+impl From<&str> for Unclear {
+    fn from(reason: &str) -> Self {
+        Self(reason.to_string())
+    }
+}
 use std::cell::RefCell;
 
-pub use words::{PathArg, Word};
+pub(crate) use words::{PathArg, Word};
 
 /// How many `bash -c` / `eval` levels are followed before the rest is rated `ask`.
-pub const MAX_SCRIPT_DEPTH: usize = 8;
+pub(crate) const MAX_SCRIPT_DEPTH: usize = 8;
 /// Syntax nesting followed before the rest is rated `ask` (keeps the walk's stack bounded).
-pub const MAX_NESTING: usize = 150;
+pub(crate) const MAX_NESTING: usize = 150;
 /// Longest command line analysed, in bytes; longer ones are `ask` without parsing.
-pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_COMMAND_BYTES: usize = 256 * 1024;
 
 /// What a simple command is, for rating.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +76,7 @@ pub enum Role {
 
 /// How a redirection uses its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectKind {
+pub(crate) enum RedirectKind {
     /// `< file`.
     Read,
     /// `> file`, `>> file`, `>| file`, `&> file`, `>& file`.
@@ -69,40 +87,40 @@ pub enum RedirectKind {
 
 /// One redirection of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(crate) struct Redirect {
     /// The operator as written, with its descriptor (`2>`, `>>`, `&>`).
-    pub operator: String,
+    pub(crate) operator: String,
     /// The target (empty text for `>&-`).
-    pub target: Word,
-    pub kind: RedirectKind,
+    pub(crate) target: Word,
+    pub(crate) kind: RedirectKind,
 }
 
 /// A simple command bash would execute.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimpleCommand {
+pub(crate) struct SimpleCommand {
     /// argv after quote removal (assignment prefixes removed; harmless `git` global options
     /// removed, see [`git::normalize`]).
-    pub words: Vec<Word>,
-    pub redirects: Vec<Redirect>,
+    pub(crate) words: Vec<Word>,
+    pub(crate) redirects: Vec<Redirect>,
     /// Why this command is at least `ask`, whatever rule matches.
-    pub floors: Vec<String>,
-    pub role: Role,
+    pub(crate) floors: Vec<String>,
+    pub(crate) role: Role,
     /// Other spellings `deny` rules also see (`git -C . push` is also `git push`).
-    pub deny_aliases: Vec<String>,
+    pub(crate) deny_aliases: Vec<String>,
     /// Its standard output feeds another command (a pipe stage before the last, or inside
     /// `$(...)`, backticks or `<(...)`): what it prints can become arguments or paths.
-    pub feeds: bool,
+    pub(crate) feeds: bool,
 }
 
 impl SimpleCommand {
     /// The words joined by single spaces: what bash rules are matched against.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         join(&self.words)
     }
 
     /// The words (requoted where the shell would need quotes) followed by the redirections,
     /// as shown to the user and remembered by session approvals.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let mut shown = String::new();
         for (i, word) in self.words.iter().enumerate() {
             if i > 0 {
@@ -129,7 +147,7 @@ impl SimpleCommand {
     }
 
     /// The program as written (first word), if any.
-    pub fn program(&self) -> Option<&str> {
+    pub(crate) fn program(&self) -> Option<&str> {
         self.words.first().map(|w| w.text.as_str())
     }
 }
@@ -156,7 +174,7 @@ fn shown_word(word: &Word) -> std::borrow::Cow<'_, str> {
 }
 
 /// Words joined by single spaces.
-pub fn join(words: &[Word]) -> String {
+pub(crate) fn join(words: &[Word]) -> String {
     let mut text = String::new();
     for (i, word) in words.iter().enumerate() {
         if i > 0 {
@@ -168,22 +186,22 @@ pub fn join(words: &[Word]) -> String {
 }
 
 /// The last path component of a command word (`/bin/rm` → `rm`).
-pub fn basename(program: &str) -> &str {
+pub(crate) fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
 /// Something that cannot be rated statically; always at least `ask`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opaque {
+pub(crate) struct Opaque {
     /// The source text concerned.
-    pub text: String,
+    pub(crate) text: String,
     /// Why it cannot be rated.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// One result of the analysis, in source order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Item {
+pub(crate) enum Item {
     Command(SimpleCommand),
     Opaque(Opaque),
 }
@@ -191,29 +209,15 @@ pub enum Item {
 /// Everything bash would execute for one command line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Analysis {
-    pub items: Vec<Item>,
+    pub(crate) items: Vec<Item>,
     /// Literal `cd` targets: relative paths are also checked against these directories.
-    pub directories: Vec<Word>,
+    pub(crate) directories: Vec<Word>,
     /// Literal values assigned to variables anywhere in the line (`f=.env`, `for f in a b`),
     /// so `cat $f` is checked against file rules with every value `f` may hold.
-    pub variables: Vec<(String, String)>,
+    pub(crate) variables: Vec<(String, String)>,
 }
 
 impl Analysis {
-    pub fn commands(&self) -> impl Iterator<Item = &SimpleCommand> {
-        self.items.iter().filter_map(|item| match item {
-            Item::Command(c) => Some(c),
-            Item::Opaque(_) => None,
-        })
-    }
-
-    pub fn opaque(&self) -> impl Iterator<Item = &Opaque> {
-        self.items.iter().filter_map(|item| match item {
-            Item::Opaque(o) => Some(o),
-            Item::Command(_) => None,
-        })
-    }
-
     fn opaque_item(&mut self, text: &str, reason: impl Into<String>) {
         self.items.push(Item::Opaque(Opaque {
             text: text.to_string(),
@@ -224,7 +228,7 @@ impl Analysis {
 
 /// What a command reads on standard input, as far as it matters for shells reading scripts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stdin {
+pub(crate) enum Stdin {
     /// Not redirected: the bash tool gives commands `/dev/null`.
     Inherited,
     /// Statically known text (a quoted heredoc, `echo 'x' |`).
@@ -292,7 +296,7 @@ fn parse_repaired(
         let slashes = match coverage::swallowed_newlines(tree.root_node(), &text) {
             Ok(slashes) => slashes,
             Err(reason) => {
-                out.opaque_item(script, reason);
+                out.opaque_item(script, reason.0);
                 Vec::new()
             }
         };

@@ -31,7 +31,7 @@ const HARMLESS: &[&str] = &[
 ];
 
 /// `None` when assigning `name` is harmless, else the reason it is at least `ask`.
-pub fn assignment_hazard(name: &str) -> Option<String> {
+pub(crate) fn assignment_hazard(name: &str) -> Option<String> {
     if name.contains('[') {
         return Some(format!(
             "assigns the array element `{name}`, whose index bash evaluates as arithmetic"

@@ -204,10 +204,11 @@ impl Walker<'_, '_> {
         if redirects.is_empty() {
             return;
         }
+        let floors = super::command::redirect_floors(&redirects);
         self.push(SimpleCommand {
             words: Vec::new(),
             redirects,
-            floors: Vec::new(),
+            floors,
             role: Role::Neutral("redirects a compound command".into()),
             deny_aliases: Vec::new(),
             feeds: false,

@@ -5,7 +5,8 @@
 //! The script is parsed just enough to find those; anything we do not recognise, a script
 //! from a file (`-f`) or a script only known at run time is a floor (`ask`).
 
-use super::hazards::long_match;
+use super::Unclear;
+use super::options::long_match;
 use super::words::Word;
 
 const LONG: &[(&str, &str)] = &[
@@ -14,10 +15,10 @@ const LONG: &[(&str, &str)] = &[
 ];
 
 /// Why this sed invocation is at least `ask`, if it is.
-pub fn hazard(args: &[Word]) -> Option<String> {
+pub(crate) fn hazard(args: &[Word]) -> Option<String> {
     let invocation = match parse_args(args) {
         Ok(invocation) => invocation,
-        Err(reason) => return Some(reason),
+        Err(reason) => return Some(reason.0),
     };
     let mut scripts = invocation.scripts;
     if !invocation.explicit {
@@ -38,7 +39,7 @@ struct Invocation<'a> {
     operands: Vec<&'a Word>,
 }
 
-fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
+fn parse_args(args: &[Word]) -> Result<Invocation<'_>, Unclear> {
     let mut found = Invocation {
         scripts: Vec::new(),
         explicit: false,
@@ -52,7 +53,8 @@ fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
         if word.dynamic && word.may_be_option && !options_done {
             return Err(format!(
                 "`{text}` is only known at run time and could be a sed option or script"
-            ));
+            )
+            .into());
         }
         if options_done || !text.starts_with('-') || text == "-" {
             found.operands.push(word);
@@ -63,7 +65,7 @@ fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
             if let Some((option, what)) = long_match(LONG, name) {
-                return Err(format!("`sed {option}` {what}"));
+                return Err(format!("`sed {option}` {what}").into());
             }
             if !name.is_empty() && "expression".starts_with(name) {
                 found.explicit = true;
@@ -75,7 +77,7 @@ fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
             }
         } else {
             match short_cluster(&text[1..]) {
-                Cluster::Hazard(what) => return Err(what),
+                Cluster::Hazard(what) => return Err(Unclear(what)),
                 Cluster::Script(script) => {
                     found.explicit = true;
                     let script = match script {
@@ -93,7 +95,7 @@ fn parse_args(args: &[Word]) -> Result<Invocation<'_>, String> {
 }
 
 /// The script given as the word after `-e` / `--expression`.
-fn next_script<'a>(args: &'a [Word], i: &mut usize) -> Result<&'a str, String> {
+fn next_script<'a>(args: &'a [Word], i: &mut usize) -> Result<&'a str, Unclear> {
     let next = args.get(*i).ok_or("`sed -e` without a script")?;
     *i += 1;
     if next.dynamic {
@@ -134,10 +136,10 @@ fn short_cluster(cluster: &str) -> Cluster<'_> {
 }
 
 /// Why a sed script is at least `ask`, if it is.
-pub fn script_hazard(script: &str) -> Option<String> {
+pub(crate) fn script_hazard(script: &str) -> Option<String> {
     let chars: Vec<char> = script.chars().collect();
     let mut p = Parser { chars, pos: 0 };
-    p.script().err()
+    p.script().err().map(|reason| reason.0)
 }
 
 struct Parser {
@@ -145,7 +147,7 @@ struct Parser {
     pos: usize,
 }
 
-type Step = Result<(), String>;
+type Step = Result<(), Unclear>;
 
 impl Parser {
     fn peek(&self) -> Option<char> {
@@ -274,9 +276,7 @@ impl Parser {
             'w' | 'W' => Err("the sed script writes a file (`w`)".into()),
             'e' => Err("the sed script runs a command (`e`)".into()),
             'r' | 'R' => Err("the sed script reads another file (`r`)".into()),
-            other => Err(format!(
-                "the sed command `{other}` is not known to be read-only"
-            )),
+            other => Err(format!("the sed command `{other}` is not known to be read-only").into()),
         }
     }
 
@@ -303,7 +303,7 @@ impl Parser {
         self.skip_blanks();
         match self.peek() {
             None | Some('\n' | ';' | '}' | '#') => Ok(()),
-            Some(other) => Err(format!("unexpected `{other}` in the sed script")),
+            Some(other) => Err(format!("unexpected `{other}` in the sed script").into()),
         }
     }
 
@@ -318,8 +318,8 @@ impl Parser {
     }
 }
 
-fn incomplete() -> String {
-    "the sed script could not be checked".to_string()
+fn incomplete() -> Unclear {
+    Unclear("the sed script could not be checked".to_string())
 }
 
 #[cfg(test)]

@@ -8,12 +8,13 @@
 //! not listed here (`setsid`, `watch`, `flock`, ...) are not unwrapped: they are ordinary
 //! commands, `ask` under the default rules.
 
+use super::Unclear;
 use super::words::Word;
 use super::{Role, Stdin, basename, names};
 
 /// Something a command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Run {
+pub(crate) enum Run {
     /// A command given as words.
     Command(Vec<Word>),
     /// A shell script given as text.
@@ -24,22 +25,22 @@ pub enum Run {
 
 /// A command that runs others.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Unwrapped {
+pub(crate) struct Unwrapped {
     /// How the outer command itself is rated; `None` for the default (a [`Role::Wrapper`]
     /// when the program is a bare name, else [`Role::Command`]).
-    pub role: Option<Role>,
-    pub runs: Vec<Run>,
+    pub(crate) role: Option<Role>,
+    pub(crate) runs: Vec<Run>,
     /// Floors on the outer command.
-    pub floors: Vec<String>,
+    pub(crate) floors: Vec<String>,
     /// Floors on the commands it runs (`env PATH=... cmd`).
-    pub inner_floors: Vec<String>,
+    pub(crate) inner_floors: Vec<String>,
 }
 
 /// Shells whose `-c` payload is parsed with the bash grammar.
 const SHELLS: &[&str] = &["bash", "sh", "dash", "ash", "zsh", "ksh", "mksh"];
 
 /// `None` when `words` is not a command that runs others.
-pub fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
+pub(crate) fn unwrap(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
     let program = words.first()?;
     if program.dynamic {
         return None;
@@ -98,16 +99,16 @@ const STDBUF: Options = Options {
     valued: &["-i", "-o", "-e", "--input", "--output", "--error"],
 };
 
-fn literal(word: &Word) -> Result<&str, String> {
+fn literal(word: &Word) -> Result<&str, Unclear> {
     if word.dynamic {
-        Err(format!("`{}` is only known at run time", word.text))
+        Err(format!("`{}` is only known at run time", word.text).into())
     } else {
         Ok(&word.text)
     }
 }
 
 /// Index of the first word after `options` (starting at 1), or why it cannot be found.
-fn skip_options(words: &[Word], options: &Options) -> Result<usize, String> {
+fn skip_options(words: &[Word], options: &Options) -> Result<usize, Unclear> {
     let mut i = 1;
     while let Some(word) = words.get(i) {
         let text = literal(word)?;
@@ -124,10 +125,9 @@ fn skip_options(words: &[Word], options: &Options) -> Result<usize, String> {
         } else if options.valued.iter().any(|v| attached(text, v)) {
             i += 1;
         } else {
-            return Err(format!(
-                "`{}` has an option we do not know: `{text}`",
-                words[0].text
-            ));
+            return Err(
+                format!("`{}` has an option we do not know: `{text}`", words[0].text).into(),
+            );
         }
     }
     Ok(i)
@@ -165,9 +165,9 @@ fn inner_from(words: &[Word], start: usize) -> Option<Unwrapped> {
     })
 }
 
-fn unknown(reason: String) -> Unwrapped {
+fn unknown(reason: impl Into<Unclear>) -> Unwrapped {
     Unwrapped {
-        runs: vec![Run::Unknown(reason)],
+        runs: vec![Run::Unknown(reason.into().0)],
         ..Unwrapped::default()
     }
 }
@@ -230,7 +230,7 @@ fn env(words: &[Word]) -> Option<Unwrapped> {
 /// `env -S 'cmd args' more`: the string is split into words; parsed here as a script.
 fn split_string(value: Option<&Word>, rest: &[Word]) -> Unwrapped {
     let Some(value) = value else {
-        return unknown("`env -S` without a value".into());
+        return unknown("`env -S` without a value");
     };
     let mut script = match literal(value) {
         Ok(text) => text.to_string(),
@@ -383,7 +383,7 @@ fn xargs(words: &[Word], stdin: &Stdin) -> Option<Unwrapped> {
 }
 
 /// Where xargs' command starts, and its `-I` replacement string if any.
-fn xargs_options(words: &[Word]) -> Result<(usize, Option<String>), String> {
+fn xargs_options(words: &[Word]) -> Result<(usize, Option<String>), Unclear> {
     const FLAGS: &[&str] = &[
         "-0",
         "--null",
@@ -446,7 +446,7 @@ fn xargs_options(words: &[Word]) -> Result<(usize, Option<String>), String> {
             || text.starts_with("-e")
             || text.starts_with("-l"))
         {
-            return Err(format!("`xargs` has an option we do not know: `{text}`"));
+            return Err(format!("`xargs` has an option we do not know: `{text}`").into());
         }
         i += 1;
     }
@@ -590,7 +590,7 @@ fn shell_options(
     words: &[Word],
     shell: &str,
     floors: &mut Vec<String>,
-) -> Result<(usize, bool), String> {
+) -> Result<(usize, bool), Unclear> {
     const LONG: &[&str] = &[
         "--norc",
         "--noprofile",
@@ -614,7 +614,7 @@ fn shell_options(
             }
             t if LONG.contains(&t) => {}
             t if t.starts_with("--") => {
-                return Err(format!("`{shell}` option `{t}` is not known"));
+                return Err(format!("`{shell}` option `{t}` is not known").into());
             }
             t if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 => {
                 payload |= t.starts_with('-') && t.contains('c');

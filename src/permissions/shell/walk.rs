@@ -9,8 +9,12 @@ use tree_sitter::Node;
 use super::words::Word;
 use super::{Analysis, Item, Role, SimpleCommand, Stdin, names};
 
+/// Why arithmetic over variables or strings is at least `ask`.
+pub(crate) const ARITHMETIC_HAZARD: &str =
+    "arithmetic on variables or strings can run commands hidden in their values";
+
 /// Walks one parsed script into an [`Analysis`].
-pub struct Walker<'s, 'o> {
+pub(crate) struct Walker<'s, 'o> {
     pub(super) src: &'s str,
     /// `bash -c` / `eval` nesting of this script.
     pub(super) depth: usize,
@@ -73,7 +77,7 @@ pub(super) fn fields<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
 }
 
 impl<'s, 'o> Walker<'s, 'o> {
-    pub fn new(src: &'s str, depth: usize, out: &'o mut Analysis) -> Self {
+    pub(crate) fn new(src: &'s str, depth: usize, out: &'o mut Analysis) -> Self {
         Self {
             src,
             depth,
@@ -123,7 +127,7 @@ impl<'s, 'o> Walker<'s, 'o> {
     }
 
     /// Any named node: statements, control structures, words and expressions.
-    pub fn node(&mut self, node: Node<'_>, stdin: &Stdin) {
+    pub(crate) fn node(&mut self, node: Node<'_>, stdin: &Stdin) {
         if self.nesting >= super::MAX_NESTING {
             self.opaque(node, "the command is nested too deeply to be analysed");
             return;
@@ -273,7 +277,7 @@ impl<'s, 'o> Walker<'s, 'o> {
             }
         }
         if hazard {
-            self.opaque(node, super::exprs::ARITHMETIC_HAZARD);
+            self.opaque(node, ARITHMETIC_HAZARD);
         }
     }
 

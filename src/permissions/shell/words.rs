@@ -10,25 +10,25 @@
 
 /// One shell word as bash would pass it to a program.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// Quote-removed text; parts only known at run time appear as written (`$X`, `$(...)`).
-    pub text: String,
+    pub(crate) text: String,
     /// Some part is only known at run time.
-    pub dynamic: bool,
+    pub(crate) dynamic: bool,
     /// At run time the word could start with `-` or split into several words.
-    pub may_be_option: bool,
+    pub(crate) may_be_option: bool,
     /// The word as a file path, when that is known without running anything.
-    pub path: Option<PathArg>,
+    pub(crate) path: Option<PathArg>,
     /// The paths a word with brace expansion names (`~/.ssh/{id_rsa,x}`), otherwise static;
     /// empty for other words.
-    pub alternatives: Vec<PathArg>,
+    pub(crate) alternatives: Vec<PathArg>,
     /// The word is a process substitution (`<(...)`, `>(...)`): a pipe, not a file.
-    pub pipe: bool,
+    pub(crate) pipe: bool,
 }
 
 impl Word {
     /// A literal word (used for words we synthesise, such as xargs' default `echo`).
-    pub fn literal(text: &str) -> Self {
+    pub(crate) fn literal(text: &str) -> Self {
         Self {
             text: text.to_string(),
             dynamic: false,
@@ -46,7 +46,7 @@ impl Word {
     /// Text a command prints or reads as data (xargs' known stdin, what `printf` renders),
     /// as the path it may name once the shell or a later command takes it as one: a leading
     /// `~` is home and a leading `$NAME` that variable, as in the shell that printed it.
-    pub fn printed(text: &str) -> Self {
+    pub(crate) fn printed(text: &str) -> Self {
         let mut word = Self::literal(text);
         let glob = text.contains(['*', '?', '[']);
         if text == "~" || text.starts_with("~/") {
@@ -63,7 +63,7 @@ impl Word {
     }
 
     /// A word only known at run time (file names from xargs' stdin, find's `{}`).
-    pub fn runtime(text: &str, may_be_option: bool) -> Self {
+    pub(crate) fn runtime(text: &str, may_be_option: bool) -> Self {
         Self {
             text: text.to_string(),
             dynamic: true,
@@ -75,26 +75,26 @@ impl Word {
     }
 
     /// Literal and an option (`-x`, `--long`, `--long=value`).
-    pub fn is_option(&self) -> bool {
+    pub(crate) fn is_option(&self) -> bool {
         self.text.starts_with('-') && self.text.len() > 1
     }
 }
 
 /// A statically known path argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathArg {
+pub(crate) struct PathArg {
     /// The path starts at the value of this variable (`HOME` for `~/x` and `$HOME/x`,
     /// `AGENT_HOME` for `$AGENT_HOME/env`); `text` is the rest.
-    pub root: Option<String>,
+    pub(crate) root: Option<String>,
     /// The path (relative to `root` when set), or a glob pattern when `glob`.
-    pub text: String,
+    pub(crate) text: String,
     /// `text` is a glob pattern with quoted metacharacters escaped.
-    pub glob: bool,
+    pub(crate) glob: bool,
 }
 
 /// A piece of a word, in source order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// Literal text; `quoted` when it came from quotes or a backslash escape.
     Literal { text: String, quoted: bool },
     /// `$NAME` or `${NAME}`: only `HOME` is treated as known (the user's home directory);
@@ -113,16 +113,16 @@ pub enum Segment {
 
 /// Builds a [`Word`] from segments.
 #[derive(Debug, Default)]
-pub struct WordBuilder {
+pub(crate) struct WordBuilder {
     segments: Vec<Segment>,
 }
 
 impl WordBuilder {
-    pub fn push(&mut self, segment: Segment) {
+    pub(crate) fn push(&mut self, segment: Segment) {
         self.segments.push(segment);
     }
 
-    pub fn literal(&mut self, text: &str, quoted: bool) {
+    pub(crate) fn literal(&mut self, text: &str, quoted: bool) {
         if let Some(Segment::Literal {
             text: last,
             quoted: q,
@@ -139,7 +139,7 @@ impl WordBuilder {
     }
 
     /// Adds unquoted word text, removing backslash escapes as bash does.
-    pub fn unquoted(&mut self, raw: &str) {
+    pub(crate) fn unquoted(&mut self, raw: &str) {
         let mut chars = raw.chars();
         let mut plain = String::new();
         while let Some(c) = chars.next() {
@@ -159,7 +159,7 @@ impl WordBuilder {
         self.literal(&plain, false);
     }
 
-    pub fn finish(self) -> Word {
+    pub(crate) fn finish(self) -> Word {
         finish(&self.segments)
     }
 }
@@ -350,7 +350,7 @@ fn has_brace_expansion(shape: &str) -> bool {
 
 /// The content of a double-quoted string piece with bash's escapes removed: inside double
 /// quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and newline.
-pub fn unescape_double_quoted(raw: &str) -> String {
+pub(crate) fn unescape_double_quoted(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
@@ -375,7 +375,7 @@ pub fn unescape_double_quoted(raw: &str) -> String {
 /// Decodes the body of a `$'...'` string (bash ANSI-C quoting). `None` when the result is
 /// not certain (a NUL byte, which bash cuts the string at, a raw non-ASCII byte, or an
 /// invalid code point).
-pub fn decode_ansi_c(body: &str) -> Option<String> {
+pub(crate) fn decode_ansi_c(body: &str) -> Option<String> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {

@@ -10,9 +10,10 @@ mod roles;
 
 use std::sync::{Arc, Mutex};
 
-use agent::agent::{Agent, AgentEvent, AgentParts, EventSink};
+use agent::agent::{Agent, AgentParts};
 use agent::cli::Cli;
-use agent::config::{Config, Environment};
+use agent::config::{Environment, Settings, Sources};
+use agent::events::{AgentEvent, EventSink};
 use agent::model::{Client, ProviderSettings};
 use agent::permissions::PermissionEngine;
 use agent::permissions::approval::AlwaysYes;
@@ -24,7 +25,7 @@ use serde_json::{Value, json};
 use crate::support::{MockServer, TestEnv};
 
 /// The lines of `$AGENT_HOME/events.jsonl`, parsed (panics on a line that is not JSON).
-pub fn event_lines(env: &TestEnv) -> Vec<Value> {
+pub(super) fn event_lines(env: &TestEnv) -> Vec<Value> {
     let text = std::fs::read_to_string(env.agent_home.join("events.jsonl")).unwrap_or_default();
     text.lines()
         .map(|line| {
@@ -34,7 +35,7 @@ pub fn event_lines(env: &TestEnv) -> Vec<Value> {
 }
 
 /// The events of one `type`.
-pub fn of_type(lines: &[Value], kind: &str) -> Vec<Value> {
+pub(super) fn of_type(lines: &[Value], kind: &str) -> Vec<Value> {
     lines
         .iter()
         .filter(|l| l["type"] == kind)
@@ -43,7 +44,7 @@ pub fn of_type(lines: &[Value], kind: &str) -> Vec<Value> {
 }
 
 /// Names of the tools offered in a recorded request.
-pub fn offered_tools(body: &Value) -> Vec<String> {
+pub(super) fn offered_tools(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .map(|tools| {
@@ -57,7 +58,7 @@ pub fn offered_tools(body: &Value) -> Vec<String> {
 
 /// The content of the tool message answering `call_id` in a recorded request, without the
 /// reminder appended to the last message.
-pub fn tool_result(body: &Value, call_id: &str) -> String {
+pub(super) fn tool_result(body: &Value, call_id: &str) -> String {
     let content = body["messages"]
         .as_array()
         .and_then(|m| {
@@ -75,13 +76,13 @@ pub fn tool_result(body: &Value, call_id: &str) -> String {
 
 /// `text` without the note the first-version `bash` sometimes adds at random about
 /// background processes (a race in the skeleton's exec, not governance's business).
-pub fn without_exec_notes(text: &str) -> String {
+pub(super) fn without_exec_notes(text: &str) -> String {
     const NOTE: &str = "[background processes still running when the shell exited were stopped]";
     text.replace(&format!("{NOTE}\n"), "").replace(NOTE, "")
 }
 
 /// SSE events for a reply with these `(id, name, arguments)` tool calls and a usage chunk.
-pub fn calls_events(calls: &[(&str, &str, &str)], usage: Value) -> Vec<Value> {
+pub(super) fn calls_events(calls: &[(&str, &str, &str)], usage: Value) -> Vec<Value> {
     let deltas: Vec<Value> = calls
         .iter()
         .enumerate()
@@ -98,7 +99,7 @@ pub fn calls_events(calls: &[(&str, &str, &str)], usage: Value) -> Vec<Value> {
 }
 
 /// SSE events for a text answer with this usage chunk.
-pub fn text_with_usage(text: &str, usage: Value) -> Vec<Value> {
+pub(super) fn text_with_usage(text: &str, usage: Value) -> Vec<Value> {
     vec![
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
@@ -107,13 +108,13 @@ pub fn text_with_usage(text: &str, usage: Value) -> Vec<Value> {
 }
 
 /// `{"prompt_tokens": 10, "completion_tokens": 5}`.
-pub fn small_usage() -> Value {
+pub(super) fn small_usage() -> Value {
     json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
 }
 
 /// Records every event the agent emits.
 #[derive(Default)]
-pub struct Recorder(pub Mutex<Vec<AgentEvent>>);
+pub(super) struct Recorder(pub Mutex<Vec<AgentEvent>>);
 
 impl EventSink for Recorder {
     fn emit(&self, event: AgentEvent) {
@@ -122,7 +123,7 @@ impl EventSink for Recorder {
 }
 
 impl Recorder {
-    pub fn warnings(&self) -> Vec<String> {
+    pub(super) fn warnings(&self) -> Vec<String> {
         self.0
             .lock()
             .unwrap()
@@ -137,16 +138,20 @@ impl Recorder {
 
 /// An agent built in-process the way `run` builds it (governance from config, `--yes`),
 /// with `args` as the command line and events recorded.
-pub fn in_process(env: &TestEnv, server: &MockServer, args: &[&str]) -> (Agent, Arc<Recorder>) {
+pub(super) fn in_process(
+    env: &TestEnv,
+    server: &MockServer,
+    args: &[&str],
+) -> (Agent, Arc<Recorder>) {
     in_process_with(env, server, args, None)
 }
 
 /// A test tool, `emit`, that returns its `text` argument: output that does not depend on a
 /// shell, for exact token counts.
-pub struct EmitTool(ToolSpec);
+pub(super) struct EmitTool(ToolSpec);
 
 impl EmitTool {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self(ToolSpec {
             name: "emit",
             description: "Return the text.",
@@ -169,7 +174,7 @@ impl Tool for EmitTool {
 }
 
 /// As [`in_process`], with `extra` registered after the built-in tools.
-pub fn in_process_with(
+pub(super) fn in_process_with(
     env: &TestEnv,
     server: &MockServer,
     args: &[&str],
@@ -190,20 +195,23 @@ pub fn in_process_with(
         vars,
         cwd: env.workspace.clone(),
     };
-    let config = Config::load(&cli.run, environment).unwrap();
-    let endpoint = config.endpoint.require().unwrap();
+    let sources = Sources::load(cli.run.flags(), environment).unwrap();
+    let settings = Settings::resolve(&sources).unwrap();
+    let endpoint = settings.endpoint.clone();
     let recorder = Arc::new(Recorder::default());
     let sink: Arc<dyn EventSink> = recorder.clone();
-    let setup = agent::governance::setup(&config, &endpoint.model, Arc::clone(&sink)).unwrap();
+    let setup =
+        agent::governance::setup(&settings.governance, &endpoint.model, Arc::clone(&sink)).unwrap();
     let mut registry = Registry::builtin();
     if let Some(tool) = extra {
         registry.register(tool);
     }
     setup.governor.hide_denied(&mut registry);
-    let (permissions, _) = PermissionEngine::from_config(&config);
+    let (permissions, _) =
+        PermissionEngine::from_settings(&settings.permissions, (&settings.paths).into());
     let client = Client::new(endpoint, ProviderSettings::default()).unwrap();
     let mut agent = Agent::new(AgentParts {
-        config: Arc::new(config),
+        paths: settings.paths.clone(),
         client,
         registry,
         permissions,
@@ -213,7 +221,8 @@ pub fn in_process_with(
             helper: std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent")),
             ..ExecSettings::default()
         },
-        loop_settings: Default::default(),
+        context: settings.context.clone(),
+        loop_settings: settings.loop_settings,
     });
     agent.set_governor(setup.governor);
     (agent, recorder)

@@ -24,7 +24,7 @@ use crate::support::TestEnv;
 
 /// The test server binary, built once per test run (`cargo build --example`; a no-op when
 /// `cargo test` already built the examples).
-pub fn test_server() -> &'static Path {
+pub(super) fn test_server() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let mut command = Command::new(env!("CARGO"));
@@ -55,7 +55,7 @@ pub fn test_server() -> &'static Path {
 }
 
 /// A directory for the test server's marker files.
-pub fn marks(env: &TestEnv) -> PathBuf {
+pub(super) fn marks(env: &TestEnv) -> PathBuf {
     let dir = env.root().join("marks");
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -63,7 +63,7 @@ pub fn marks(env: &TestEnv) -> PathBuf {
 
 /// A `[mcp_servers.NAME]` table starting the test server over stdio with `args` (after
 /// `--stdio --marks DIR`), plus `extra` TOML lines.
-pub fn stdio_server(name: &str, marks: &Path, args: &[&str], extra: &str) -> String {
+pub(super) fn stdio_server(name: &str, marks: &Path, args: &[&str], extra: &str) -> String {
     let mut all = vec![
         "--stdio".to_string(),
         "--marks".to_string(),
@@ -78,13 +78,13 @@ pub fn stdio_server(name: &str, marks: &Path, args: &[&str], extra: &str) -> Str
 }
 
 /// The test server over streamable HTTP on 127.0.0.1; killed when dropped.
-pub struct HttpServer {
+pub(super) struct HttpServer {
     child: Child,
     pub url: String,
 }
 
 impl HttpServer {
-    pub fn start(marks: &Path) -> Self {
+    pub(super) fn start(marks: &Path) -> Self {
         let mut child = Command::new(test_server())
             .args(["--http", "--marks"])
             .arg(marks)
@@ -113,7 +113,7 @@ impl Drop for HttpServer {
 }
 
 /// Waits for `path` to exist (the test server writes marker files as things happen).
-pub fn wait_for(path: &Path, within: Duration) {
+pub(super) fn wait_for(path: &Path, within: Duration) {
     let deadline = Instant::now() + within;
     while !path.exists() {
         assert!(
@@ -126,7 +126,7 @@ pub fn wait_for(path: &Path, within: Duration) {
 }
 
 /// Whether `pid` is a live (not zombie) process.
-pub fn alive(pid: i32) -> bool {
+pub(super) fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -138,7 +138,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// The pid in a marker file.
-pub fn pid_in(path: &Path) -> i32 {
+pub(super) fn pid_in(path: &Path) -> i32 {
     std::fs::read_to_string(path)
         .unwrap()
         .trim()

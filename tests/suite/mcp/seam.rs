@@ -12,7 +12,7 @@ use agent::permissions::{
     RuleSource,
 };
 use agent::sandbox::ExecSettings;
-use agent::tools::dispatch::NoPolicy;
+use agent::tools::NoPolicy;
 use agent::tools::registry::ToolSource;
 use agent::tools::{
     Access, Args, Dispatcher, FileTracker, Registry, Tool, ToolContext, ToolError, ToolOutput,

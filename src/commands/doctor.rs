@@ -20,9 +20,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::Outcome;
+use crate::agent::CoachSwitch;
 use crate::cli::RunArgs;
-use crate::config::{Config, Environment};
-use crate::exit::Exit;
+use crate::config::{LoopSettings, McpSettings, SandboxSettings, Sources};
+use crate::exit::{Error, Exit};
 use crate::model::models::{self, ModelList};
 use crate::model::{
     ChatRequest, Client, Completion, Message, ModelError, ProviderSettings, StreamEvent,
@@ -63,61 +65,47 @@ impl Report {
     }
 }
 
-/// Runs `agent doctor` with the session flags (`--base-url`, `--model`, `-C`).
-pub fn run(args: &RunArgs) -> Exit {
-    let config = match Config::load(args, Environment::capture()) {
-        Ok(config) => config,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let endpoint = match config.endpoint.require() {
-        Ok(endpoint) => endpoint,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let settings = match crate::run::provider_settings(&config) {
-        Ok(settings) => settings,
-        Err(error) => return config_error(&error.to_string()),
-    };
+/// Runs `agent doctor` with the session flags (`--base-url`, `--model`, `-C`); checks that
+/// fail end it with [`Exit::Failure`] after the last line.
+///
+/// # Errors
+/// [`Error::Config`] for a missing endpoint or a bad `[provider]` or `[model]` value,
+/// [`Error::Client`] when the client cannot be built, [`Error::Failed`] when the async
+/// runtime cannot start.
+pub(crate) fn run(args: &RunArgs) -> Outcome {
+    let sources = super::sources(args)?;
+    let endpoint = sources.endpoint().require()?;
+    let settings = ProviderSettings::resolve(&sources)?;
     crate::outln!(
         "agent doctor · {} · model {}",
         endpoint.base_url,
         endpoint.model
     );
     crate::outln!("      {}", settings_line(&settings));
-    let coach = match crate::agent::LoopSettings::for_config(&config) {
-        Ok(loop_settings) => {
-            crate::agent::CoachSwitch::new(loop_settings.coach, &endpoint.model).status()
-        }
-        Err(error) => return config_error(&error.to_string()),
-    };
+    let loop_settings = LoopSettings::resolve(&sources)?;
+    let mcp = McpSettings::resolve(&sources);
+    let coach = CoachSwitch::new(loop_settings.coach, &endpoint.model).status();
     crate::outln!("      {}", coach.line());
+    crate::outln!("      {}", sandbox_line(&sources));
     let probe_settings = ProviderSettings {
         max_attempts: 1,
         text_tool_calls: TextToolCalls::Off,
         ..settings.clone()
     };
-    let client = match Client::new(endpoint, probe_settings) {
-        Ok(client) => client,
-        Err(error) => return config_error(&error.to_string()),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let client = Client::new(endpoint, probe_settings)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            crate::run::fail(&format!("cannot start the async runtime: {error}"));
-            return Exit::Failure;
-        }
-    };
+        .map_err(|error| Error::Failed(format!("cannot start the async runtime: {error}")))?;
     let mut report = Report { failures: 0 };
     runtime.block_on(async {
         if check_models(&client, &mut report).await {
             check_streaming(&client, &mut report).await;
             check_tools(&client, settings.text_tool_calls, &mut report).await;
         }
-        check_mcp_servers(&config, &mut report).await;
+        check_mcp_servers(&mcp, &mut report).await;
     });
-    match report.failures {
+    Ok(match report.failures {
         0 => {
             crate::outln!("all checks passed");
             Exit::Done
@@ -130,21 +118,20 @@ pub fn run(args: &RunArgs) -> Exit {
             crate::outln!("{n} checks failed");
             Exit::Failure
         }
-    }
+    })
 }
 
 /// 5. Each configured MCP server (issue 17): started as a session would, one line each
 ///    (`ok` ready with its tools, `FAIL` with the reason, `warn` when disabled).
-async fn check_mcp_servers(config: &Config, report: &mut Report) {
-    let settings = crate::mcp::settings::resolve(config);
+async fn check_mcp_servers(settings: &McpSettings, report: &mut Report) {
     for warning in &settings.warnings {
         report.line(Verdict::Warn, warning);
     }
-    let servers = match crate::mcp::McpServers::start(&settings) {
+    let servers = match crate::mcp::McpServers::start(settings) {
         Ok(Some(servers)) => servers,
         Ok(None) => return,
         Err(error) => {
-            report.line(Verdict::Fail, &error);
+            report.line(Verdict::Fail, &error.to_string());
             return;
         }
     };
@@ -176,9 +163,32 @@ async fn check_mcp_servers(config: &Config, report: &mut Report) {
     servers.shutdown().await;
 }
 
-fn config_error(message: &str) -> Exit {
-    crate::run::fail(message);
-    Exit::Usage
+/// What confines shell commands here, and which secret-named variables of this environment
+/// commands do not get (names only, never values).
+fn sandbox_line(sources: &Sources) -> String {
+    use crate::sandbox::{NamespaceStatus, SandboxStatus};
+    let landlock = match crate::sandbox::probe() {
+        SandboxStatus::Available { abi } => format!("Landlock ABI {abi}"),
+        SandboxStatus::Unavailable { reason } => format!("no Landlock ({reason})"),
+    };
+    let namespaces = match crate::sandbox::probe_namespaces() {
+        NamespaceStatus::Available => "namespaces".to_string(),
+        NamespaceStatus::Unavailable { reason } => format!("no namespaces ({reason})"),
+    };
+    let keep = SandboxSettings::env_keep(sources, &mut Vec::new());
+    let removed = crate::sandbox::secrets::secret_env_names(
+        sources.env.vars.keys().map(String::as_str),
+        &keep,
+    );
+    let removed = match removed.len() {
+        0 => "no secret-named variables to remove".to_string(),
+        n => format!(
+            "{n} secret variable{} removed from commands: {}",
+            if n == 1 { "" } else { "s" },
+            removed.join(", ")
+        ),
+    };
+    format!("sandbox: {landlock}, {namespaces} · {removed}")
 }
 
 /// One line summing up the settings in effect.

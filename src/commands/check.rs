@@ -8,41 +8,41 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Evaluation, PermissionEngine, paths};
+use super::Outcome;
 use crate::cli::{CheckArgs, RunArgs};
-use crate::config::{Config, Environment};
-use crate::exit::Exit;
-use crate::ui::visible::escape_invisible;
+use crate::config::PermissionSettings;
+use crate::exit::{Error, Exit};
+use crate::permissions::{Evaluation, PathContext, PermissionEngine, paths};
+use crate::visible::escape_invisible;
 
 /// File tools `--tool` accepts.
-pub const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];
+pub(crate) const FILE_TOOLS: &[&str] = &["read_file", "write_file", "str_replace"];
 
 /// Runs `agent check`.
-pub fn run(args: &CheckArgs, run: &RunArgs) -> Exit {
-    let config = match Config::load(run, Environment::capture()) {
-        Ok(config) => config,
-        Err(error) => {
-            crate::errln!("agent: error: {error}");
-            return Exit::Usage;
-        }
-    };
-    let (engine, warnings) = PermissionEngine::from_config(&config);
+///
+/// # Errors
+/// [`Error::Config`] when the configuration cannot be read, [`Error::Usage`] for an unknown
+/// `--tool`.
+pub(crate) fn run(args: &CheckArgs, run: &RunArgs) -> Outcome {
+    let sources = super::sources(run)?;
+    let paths = &sources.paths;
+    let settings = PermissionSettings::resolve(&sources);
+    let (engine, warnings) = PermissionEngine::from_settings(&settings, PathContext::from(paths));
     for warning in warnings {
         crate::errln!("agent: warning: {}", escape_invisible(&warning));
     }
     let evaluation = match args.tool.as_deref() {
         None | Some("bash") => engine.check_bash(&args.subject),
         Some(tool) if FILE_TOOLS.contains(&tool) => {
-            let path = resolve(&config.cwd, config.home.as_deref(), &args.subject);
+            let path = resolve(&paths.cwd, paths.home.as_deref(), &args.subject);
             engine.check_file(tool, &path, tool != "read_file")
         }
         Some(other) => {
-            crate::errln!(
-                "agent: error: unknown tool `{}` for --tool; use read_file, write_file or \
-                 str_replace, or leave --tool out to check a shell command",
+            return Err(Error::Usage(format!(
+                "unknown tool `{}` for --tool; use read_file, write_file or str_replace, or \
+                 leave --tool out to check a shell command",
                 escape_invisible(other)
-            );
-            return Exit::Usage;
+            )));
         }
     };
     if args.json {
@@ -50,11 +50,11 @@ pub fn run(args: &CheckArgs, run: &RunArgs) -> Exit {
     } else {
         crate::out!("{}", render_text(&evaluation));
     }
-    Exit::Done
+    Ok(Exit::Done)
 }
 
 /// A path as a file tool would resolve it: relative to `cwd`, `~` expanded, symlinks followed.
-pub fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
+pub(crate) fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
     let path = match (subject.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
             home.join(rest.trim_start_matches('/'))
@@ -65,7 +65,7 @@ pub fn resolve(cwd: &Path, home: Option<&Path>, subject: &str) -> PathBuf {
 }
 
 /// The verdict line, then one line per part.
-pub fn render_text(evaluation: &Evaluation) -> String {
+pub(crate) fn render_text(evaluation: &Evaluation) -> String {
     let mut out = format!("{}\n", evaluation.decision);
     for part in &evaluation.parts {
         let rule = part
@@ -84,7 +84,7 @@ pub fn render_text(evaluation: &Evaluation) -> String {
 }
 
 /// `{"verdict", "parts": [{"command", "verdict", "rule", "reason"}]}`.
-pub fn render_json(evaluation: &Evaluation) -> String {
+pub(crate) fn render_json(evaluation: &Evaluation) -> String {
     let parts: Vec<serde_json::Value> = evaluation
         .parts
         .iter()

@@ -1,5 +1,10 @@
-//! [`AgentEvent`]: everything the user interface is told. The UI (terminal text, `--json`
-//! lines) is a subscriber; the loop never prints.
+//! [`AgentEvent`]: everything the user interface is told, and [`EventSink`], the one way it
+//! is told. The UI (terminal text, `--json` lines) is a subscriber; the loop, the context
+//! manager, governance and the session store emit events and never print.
+//!
+//! The vocabulary sits below every layer that emits (agent, context, governance, session)
+//! and above the tools and the model, whose types (a tool's display hint, a todo, token
+//! usage) it carries.
 
 use std::path::PathBuf;
 use std::time::Duration;

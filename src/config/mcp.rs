@@ -1,4 +1,5 @@
-//! `[mcp_servers]` from the config files → the servers to start, resolved once.
+//! `[mcp_servers]` from the config files → the MCP servers to start, resolved once (the
+//! `mcp` module starts them).
 //!
 //! Rules (issue 17; key names and defaults as in Codex CLI so settings can be copied):
 //! - The user file declares servers; a project's `.agents/config.toml` may declare them only
@@ -17,22 +18,22 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::Config;
-use crate::config::mcp_servers::McpServerSpec;
+use super::Sources;
+use super::mcp_servers::McpServerSpec;
 
 /// Seconds a server may take to start and list its tools (Codex's default).
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Seconds one tool call may take (Codex's default).
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Variables a stdio server gets from the agent's environment without being named.
-pub const PASSED_VARS: [&str; 10] = [
+pub(crate) const PASSED_VARS: [&str; 10] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
 ];
 
 /// How the agent reaches a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     /// A program started with stdin/stdout as the JSON-RPC channel.
     Stdio {
         program: String,
@@ -54,7 +55,7 @@ pub enum Transport {
 impl Transport {
     /// One line for listings: `stdio `npx -y pkg`` or `http https://host/mcp`. Values of
     /// variables and headers are never shown.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Transport::Stdio { program, args, .. } => {
                 let mut words = vec![program.clone()];
@@ -68,26 +69,26 @@ impl Transport {
 
 /// One server, ready to start.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServerSettings {
+pub(crate) struct ServerSettings {
     /// The table's name: `mcp__<name>__<tool>` names its tools.
-    pub name: String,
-    pub transport: Transport,
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
     /// `enabled = false`: listed, never started.
-    pub enabled: bool,
-    pub startup_timeout: Duration,
-    pub tool_timeout: Duration,
+    pub(crate) enabled: bool,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) tool_timeout: Duration,
     /// Only these of the server's tools are offered (its own names), when set.
-    pub enabled_tools: Option<Vec<String>>,
+    pub(crate) enabled_tools: Option<Vec<String>>,
     /// These of the server's tools are never offered.
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
     /// Why the server cannot start although its table is valid (a variable it needs is not
     /// set); reported as its start-up failure.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 impl ServerSettings {
     /// Whether the tool the server calls `tool` is offered.
-    pub fn offers(&self, tool: &str) -> bool {
+    pub(crate) fn offers(&self, tool: &str) -> bool {
         self.enabled_tools
             .as_ref()
             .is_none_or(|list| list.iter().any(|t| t == tool))
@@ -97,56 +98,52 @@ impl ServerSettings {
 
 /// Every configured server, in name order, and warnings for the user.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct McpSettings {
-    pub servers: Vec<ServerSettings>,
-    pub warnings: Vec<String>,
+pub(crate) struct McpSettings {
+    pub(crate) servers: Vec<ServerSettings>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl McpSettings {
-    /// Whether any server will be started.
-    pub fn any_enabled(&self) -> bool {
-        self.servers.iter().any(|s| s.enabled)
-    }
-}
-
-/// Resolves the `[mcp_servers]` tables of `config`'s files.
-pub fn resolve(config: &Config) -> McpSettings {
-    let mut tables: BTreeMap<&String, &McpServerSpec> = config.user.mcp_servers.iter().collect();
-    let mut warnings = Vec::new();
-    if !config.project.mcp_servers.is_empty() {
-        if config.project_trusted {
-            tables.extend(config.project.mcp_servers.iter());
-        } else {
-            let names: Vec<&str> = config
-                .project
-                .mcp_servers
-                .keys()
-                .map(String::as_str)
-                .collect();
-            warnings.push(format!(
-                "ignoring [mcp_servers] {} in the untrusted project config {}: a repository \
-                 may not start programs; run `agent trust` in this workspace to use them",
-                names.join(", "),
-                config.project_file().display()
-            ));
+    /// Resolves the `[mcp_servers]` tables of the config files of `sources`.
+    pub(crate) fn resolve(sources: &Sources) -> Self {
+        let mut tables: BTreeMap<&String, &McpServerSpec> =
+            sources.user.mcp_servers.iter().collect();
+        let mut warnings = Vec::new();
+        if !sources.project.mcp_servers.is_empty() {
+            if sources.trusted {
+                tables.extend(sources.project.mcp_servers.iter());
+            } else {
+                let names: Vec<&str> = sources
+                    .project
+                    .mcp_servers
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                warnings.push(format!(
+                    "ignoring [mcp_servers] {} in the untrusted project config {}: a repository \
+                     may not start programs; run `agent trust` in this workspace to use them",
+                    names.join(", "),
+                    sources.paths.project_file().display()
+                ));
+            }
         }
+        let servers = tables
+            .into_iter()
+            .map(|(name, spec)| server(name, spec, sources))
+            .collect();
+        Self { servers, warnings }
     }
-    let servers = tables
-        .into_iter()
-        .map(|(name, spec)| server(name, spec, config))
-        .collect();
-    McpSettings { servers, warnings }
 }
 
-fn server(name: &str, spec: &McpServerSpec, config: &Config) -> ServerSettings {
-    let lookup = |key: &str| config.environment.get(key).map(str::to_string);
+fn server(name: &str, spec: &McpServerSpec, sources: &Sources) -> ServerSettings {
+    let lookup = |key: &str| sources.env.get(key).map(str::to_string);
     let mut problem = None;
     let transport = match (&spec.command, &spec.url) {
         (Some(program), _) => Transport::Stdio {
             program: program.clone(),
             args: spec.args.clone(),
             env: stdio_env(spec, &lookup),
-            cwd: server_dir(spec.cwd.as_ref(), config),
+            cwd: server_dir(spec.cwd.as_ref(), sources),
         },
         (None, url) => {
             let mut headers: Vec<(String, String)> = spec
@@ -214,12 +211,13 @@ fn stdio_env(
 
 /// `cwd`: `~/` is the home directory, a relative path is under the workspace; default the
 /// workspace.
-fn server_dir(cwd: Option<&PathBuf>, config: &Config) -> PathBuf {
+fn server_dir(cwd: Option<&PathBuf>, sources: &Sources) -> PathBuf {
+    let paths = &sources.paths;
     match cwd {
-        None => config.workspace.clone(),
-        Some(dir) => match (dir.strip_prefix("~"), &config.home) {
+        None => paths.workspace.clone(),
+        Some(dir) => match (dir.strip_prefix("~"), &paths.home) {
             (Ok(rest), Some(home)) => home.join(rest),
-            _ => config.workspace.join(dir),
+            _ => paths.workspace.join(dir),
         },
     }
 }
@@ -234,12 +232,11 @@ fn seconds(value: Option<f64>) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::RunArgs;
-    use crate::config::Environment;
+    use crate::config::{Environment, Flags};
     use pretty_assertions::assert_eq;
 
     /// A configuration with these files (the directory lives as long as the `TempDir`).
-    fn config(user: &str, project: &str, trusted: bool) -> (tempfile::TempDir, Config) {
+    fn config(user: &str, project: &str, trusted: bool) -> (tempfile::TempDir, Sources) {
         let root = tempfile::tempdir().expect("tempdir");
         let base = root.path().canonicalize().expect("canonical");
         let (home, work) = (base.join("home"), base.join("work"));
@@ -263,7 +260,7 @@ mod tests {
             vars: vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             cwd: work,
         };
-        let config = Config::load(&RunArgs::default(), env).expect("config");
+        let config = Sources::load(Flags::default(), env).expect("config");
         (root, config)
     }
 
@@ -275,8 +272,14 @@ mod tests {
             "",
             false,
         );
-        let settings = resolve(&config);
-        let home = config.home.clone().expect("home").display().to_string();
+        let settings = McpSettings::resolve(&config);
+        let home = config
+            .paths
+            .home
+            .clone()
+            .expect("home")
+            .display()
+            .to_string();
         assert_eq!(
             settings.servers,
             vec![ServerSettings {
@@ -290,7 +293,7 @@ mod tests {
                         ("MODE".into(), "ro".into()),
                         ("PATH".into(), "/usr/bin".into()),
                     ],
-                    cwd: config.workspace.join("sub"),
+                    cwd: config.paths.workspace.join("sub"),
                 },
                 enabled: true,
                 startup_timeout: DEFAULT_STARTUP_TIMEOUT,
@@ -315,7 +318,7 @@ mod tests {
             "",
             false,
         );
-        let settings = resolve(&config);
+        let settings = McpSettings::resolve(&config);
         assert_eq!(settings.servers[0].name, "bad");
         assert_eq!(
             settings.servers[0].problem.as_deref(),
@@ -338,7 +341,7 @@ mod tests {
     #[test]
     fn project_servers_need_a_trusted_workspace() {
         let project = "[mcp_servers.evil]\ncommand = \"sh\"\nargs = [\"-c\", \"touch pwned\"]\n";
-        let untrusted = resolve(&config("", project, false).1);
+        let untrusted = McpSettings::resolve(&config("", project, false).1);
         assert!(untrusted.servers.is_empty());
         assert_eq!(untrusted.warnings.len(), 1);
         assert!(
@@ -348,7 +351,7 @@ mod tests {
             untrusted.warnings
         );
         assert!(untrusted.warnings[0].ends_with("run `agent trust` in this workspace to use them"));
-        let trusted = resolve(
+        let trusted = McpSettings::resolve(
             &config(
                 "[mcp_servers.evil]\ncommand = \"user-version\"\n",
                 project,
@@ -366,7 +369,7 @@ mod tests {
 
     #[test]
     fn tool_filters() {
-        let mut server = resolve(
+        let mut server = McpSettings::resolve(
             &config(
                 "[mcp_servers.s]\ncommand = \"s\"\nenabled_tools = [\"a\", \"b\"]\n\
                  disabled_tools = [\"b\"]\nenabled = false\n",

@@ -7,63 +7,47 @@
 //! Exit codes: 0 done (or declined), 1 nothing to undo or a file could not be restored,
 //! 2 a configuration error or no way to confirm.
 
-use crate::checkpoints::{CheckpointSettings, Checkpoints, Plan, Setup};
-use crate::cli::{RunArgs, UndoArgs};
-use crate::config::{Config, Environment};
-use crate::exit::Exit;
-use crate::governance::events::{EventRecord, PolicyEvent, timestamp};
-use crate::run::fail;
-use crate::ui::checkpoints::{plan_summary, report_text, turn_list};
 use std::io::{BufRead, Write};
 
+use super::Outcome;
+use crate::checkpoints::{Checkpoints, Plan, Setup};
+use crate::cli::{RunArgs, UndoArgs};
+use crate::config::{CheckpointSettings, Paths};
+use crate::exit::{Error, Exit};
+use crate::governance::events::{EventRecord, PolicyEvent, timestamp};
+use crate::ui::checkpoints::{plan_summary, report_text, turn_list};
+
 /// Runs `agent undo`.
-pub fn run(args: &UndoArgs, run: &RunArgs) -> Exit {
-    let config = match Config::load(run, Environment::capture()) {
-        Ok(config) => config,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Usage;
-        }
-    };
-    let (mut settings, warnings) = CheckpointSettings::resolve(&config);
-    for warning in warnings {
+///
+/// # Errors
+/// [`Error::Config`] when the configuration cannot be read; [`Error::Checkpoint`] when
+/// there is no `git`, nothing to undo, or the shadow repository cannot be read;
+/// [`Error::Usage`] when a restore needs confirming and there is no terminal.
+pub(crate) fn run(args: &UndoArgs, run: &RunArgs) -> Outcome {
+    let sources = super::sources(run)?;
+    let mut settings = CheckpointSettings::resolve(&sources);
+    for warning in &settings.warnings {
         crate::errln!("agent: warning: {warning}");
     }
     // Snapshots taken before checkpoints were switched off can still be restored.
     settings.enabled = true;
-    let path = config.environment.get("PATH");
-    let checkpoints =
-        match Checkpoints::setup(settings, &config.agent_home, &config.workspace, path) {
-            Setup::On(checkpoints) => checkpoints,
-            Setup::Disabled => return Exit::Done,
-            Setup::NoGit(message) => {
-                fail(&message);
-                return Exit::Failure;
-            }
-        };
+    let paths = sources.paths;
+    let checkpoints = match Checkpoints::setup(settings, &paths.agent_home, &paths.workspace) {
+        Setup::On(checkpoints) => checkpoints,
+        Setup::Disabled => return Ok(Exit::Done),
+        Setup::NoGit(message) => return Err(Error::Failed(message)),
+    };
     if args.list {
         let turns = checkpoints.turns();
         if turns.is_empty() {
-            crate::outln!("no checkpoints for {}", config.workspace.display());
+            crate::outln!("no checkpoints for {}", paths.workspace.display());
         } else {
             crate::out!("{}", turn_list(&turns, true));
         }
-        return Exit::Done;
+        return Ok(Exit::Done);
     }
-    let turn = match checkpoints.last_turn(None) {
-        Ok(turn) => turn,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Failure;
-        }
-    };
-    let plan = match checkpoints.plan(std::slice::from_ref(&turn)) {
-        Ok(plan) => plan,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Failure;
-        }
-    };
+    let turn = checkpoints.last_turn(None)?;
+    let plan = checkpoints.plan(std::slice::from_ref(&turn))?;
     crate::out!(
         "undo turn {} of session {} ({}):\n{}",
         turn.key.turn,
@@ -73,16 +57,15 @@ pub fn run(args: &UndoArgs, run: &RunArgs) -> Exit {
     );
     match confirm(args, &plan) {
         Answer::Restore { overwrite } => {
-            restore(&config, &checkpoints, &plan, overwrite, &turn.key.session)
+            restore(&paths, &checkpoints, &plan, overwrite, &turn.key.session)
         }
         Answer::Declined => {
             crate::outln!("nothing changed");
-            Exit::Done
+            Ok(Exit::Done)
         }
-        Answer::NoTerminal => {
-            fail("nothing restored: there is no terminal to confirm on; pass --yes");
-            Exit::Usage
-        }
+        Answer::NoTerminal => Err(Error::Usage(
+            "nothing restored: there is no terminal to confirm on; pass --yes".into(),
+        )),
     }
 }
 
@@ -121,21 +104,15 @@ fn confirm(args: &UndoArgs, plan: &Plan) -> Answer {
 }
 
 fn restore(
-    config: &Config,
+    paths: &Paths,
     checkpoints: &Checkpoints,
     plan: &Plan,
     overwrite: bool,
     session: &str,
-) -> Exit {
-    let report = match checkpoints.restore(plan, overwrite) {
-        Ok(report) => report,
-        Err(error) => {
-            fail(&error.to_string());
-            return Exit::Failure;
-        }
-    };
+) -> Outcome {
+    let report = checkpoints.restore(plan, overwrite)?;
     crate::out!("{}", report_text(&report));
-    let log_path = config.agent_home.join(crate::governance::log::FILE_NAME);
+    let log_path = paths.agent_home.join(crate::config::governance::EVENT_LOG);
     if let Ok(log) = crate::governance::log::EventLog::open(&log_path, None) {
         let _ = log.append(&EventRecord {
             ts: timestamp(),
@@ -150,11 +127,11 @@ fn restore(
             },
         });
     }
-    if report.failed.is_empty() {
+    Ok(if report.failed.is_empty() {
         Exit::Done
     } else {
         Exit::Failure
-    }
+    })
 }
 
 fn yes(answer: &str) -> bool {

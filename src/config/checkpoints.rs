@@ -1,22 +1,27 @@
-//! `[checkpoints]` in the user's `config.toml`, resolved.
+//! `[checkpoints]` in the user's `config.toml` → how checkpoints behave (issue 16), resolved
+//! once (the `checkpoints` module keeps them).
 //!
-//! Only the user file may set it: a repository must not be able to switch off the user's
-//! undo or make it keep gigabytes. A project file's `[checkpoints]` is ignored with a
-//! warning.
+//! Rules: only the user file may set it: a repository must not be able to switch off the
+//! user's undo or make it keep gigabytes. A project file's `[checkpoints]` is ignored with a
+//! warning, trusted or not. `git` is looked up on the `PATH` of the agent's environment.
 
-use crate::config::Config;
-use crate::config::file::CheckpointsSection;
+use super::Sources;
+use super::file::CheckpointsSection;
 
 /// Files over 10 MB are not captured by default.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 10_000_000;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10_000_000;
 /// Snapshots of the last 100 turns are kept by default...
-pub const DEFAULT_KEEP: usize = 100;
+pub(crate) const DEFAULT_KEEP: usize = 100;
 /// ...and none older than 14 days.
-pub const DEFAULT_KEEP_DAYS: u64 = 14;
+pub(crate) const DEFAULT_KEEP_DAYS: u64 = 14;
 
 /// How checkpoints behave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointSettings {
+    /// The `PATH` value `git` is looked up on (the agent's environment).
+    pub search_path: Option<String>,
+    /// The project file's `[checkpoints]`, ignored: the line saying so.
+    pub warnings: Vec<String>,
     /// Snapshot before each turn's first change (default true).
     pub enabled: bool,
     /// Larger files are not captured, in bytes.
@@ -35,8 +40,10 @@ impl Default for CheckpointSettings {
 
 impl CheckpointSettings {
     /// The settings of `section`, defaults filled in.
-    pub fn from_section(section: &CheckpointsSection) -> Self {
+    pub(crate) fn from_section(section: &CheckpointsSection) -> Self {
         Self {
+            search_path: None,
+            warnings: Vec::new(),
             enabled: section.enabled.unwrap_or(true),
             max_file_bytes: section.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
             keep: section.keep.unwrap_or(DEFAULT_KEEP).max(1),
@@ -44,17 +51,18 @@ impl CheckpointSettings {
         }
     }
 
-    /// The user file's settings, and a warning when the project file has a section.
-    pub fn resolve(config: &Config) -> (Self, Vec<String>) {
-        let mut warnings = Vec::new();
-        if config.project.checkpoints != CheckpointsSection::default() {
-            warnings.push(format!(
+    /// The user file's settings, with a warning when the project file has a section.
+    pub(crate) fn resolve(sources: &Sources) -> Self {
+        let mut settings = Self::from_section(&sources.user.checkpoints);
+        if sources.project.checkpoints != CheckpointsSection::default() {
+            settings.warnings.push(format!(
                 "ignoring [checkpoints] in the project config {}: only {} may set it",
-                config.project_file().display(),
-                config.user_file().display()
+                sources.paths.project_file().display(),
+                sources.paths.user_file().display()
             ));
         }
-        (Self::from_section(&config.user.checkpoints), warnings)
+        settings.search_path = sources.env.get("PATH").map(str::to_string);
+        settings
     }
 }
 

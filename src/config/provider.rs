@@ -14,17 +14,21 @@
 //! extra_body = { usage = { include = true } }   # merged into every request body
 //! ```
 //!
-//! Only the user file counts: a project file (which comes with a possibly hostile repository)
-//! must not redirect headers or request bodies. `extra_body` may not replace the fields the
-//! client owns (`model`, `messages`, `tools`, `stream`, `stream_options`).
+//! Only the user file counts ([`ProviderSettings::resolve`]): a project file (which comes
+//! with a possibly hostile repository) must not redirect headers or request bodies; its
+//! `[provider]` is ignored with a warning ([`super::Sources::ignored_in_project`]).
+//! `extra_body` may not replace the fields the client owns (`model`, `messages`, `tools`,
+//! `stream`, `stream_options`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::config::file::ProviderSection;
+use super::BadValue;
+use super::file::ProviderSection;
+use super::{ConfigError, Sources};
 
 /// Request fields `extra_body` may not set.
-pub const RESERVED_BODY_FIELDS: &[&str] =
+pub(crate) const RESERVED_BODY_FIELDS: &[&str] =
     &["model", "messages", "tools", "stream", "stream_options"];
 
 /// Whether tool calls written as text are read (§11, `text_tool_calls`).
@@ -109,11 +113,19 @@ impl Default for ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// `[provider]` from the user config (never the project file).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key and the bad value.
+    pub(crate) fn resolve(sources: &Sources) -> Result<Self, ConfigError> {
+        Self::from_section(&sources.user.provider).map_err(|bad| ConfigError::Invalid(bad.0))
+    }
+
     /// Settings from a `[provider]` section; absent fields take the defaults above.
     ///
     /// # Errors
     /// A message naming the key, the bad value and the accepted values.
-    pub fn from_section(section: &ProviderSection) -> Result<Self, String> {
+    pub(crate) fn from_section(section: &ProviderSection) -> Result<Self, BadValue> {
         let defaults = Self::default();
         let secs = Duration::from_secs;
         Ok(Self {
@@ -170,26 +182,27 @@ impl ProviderSettings {
 
 /// Longest time a `*_secs` key may give: a day. Far larger values overflow the deadline
 /// arithmetic (`Instant + Duration`) and would only ever mean "wait forever".
-pub const MAX_SECS: u64 = 86_400;
+pub(crate) const MAX_SECS: u64 = 86_400;
 
 /// A `*_secs` value as a duration; `default` when absent.
-fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, String> {
+fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, BadValue> {
     match value {
         None => Ok(default),
         Some(secs) if secs <= MAX_SECS => Ok(Duration::from_secs(secs)),
         Some(secs) => Err(format!(
             "[provider] {key} = `{secs}` is too large; use at most {MAX_SECS} seconds (a day)"
-        )),
+        )
+        .into()),
     }
 }
 
 /// One of `options` by name; the first option when absent.
-fn choice<T: Copy>(key: &str, value: Option<&str>, options: &[(&str, T)]) -> Result<T, String> {
+fn choice<T: Copy>(key: &str, value: Option<&str>, options: &[(&str, T)]) -> Result<T, BadValue> {
     let Some(value) = value else {
         return options
             .first()
             .map(|(_, v)| *v)
-            .ok_or_else(|| format!("[provider] {key} has no options"));
+            .ok_or_else(|| format!("[provider] {key} has no options").into());
     };
     options
         .iter()
@@ -197,16 +210,16 @@ fn choice<T: Copy>(key: &str, value: Option<&str>, options: &[(&str, T)]) -> Res
         .map(|(_, v)| *v)
         .ok_or_else(|| {
             let names: Vec<String> = options.iter().map(|(n, _)| format!("`{n}`")).collect();
-            format!(
+            BadValue(format!(
                 "[provider] {key} = `{value}`; expected {}",
                 names.join(" or ")
-            )
+            ))
         })
 }
 
 fn extra_body(
     table: Option<&toml::Table>,
-) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+) -> Result<serde_json::Map<String, serde_json::Value>, BadValue> {
     let Some(table) = table else {
         return Ok(serde_json::Map::new());
     };
@@ -216,7 +229,7 @@ fn extra_body(
     {
         return Err(format!(
             "[provider] extra_body sets `{key}`, which the client owns; remove it (for streaming use `stream = false`)"
-        ));
+        ).into());
     }
     match serde_json::to_value(table) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
@@ -283,7 +296,11 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let error = |toml: &str| ProviderSettings::from_section(&section(toml)).err();
+        let error = |toml: &str| {
+            ProviderSettings::from_section(&section(toml))
+                .err()
+                .map(|bad| bad.0)
+        };
         assert_eq!(
             error("[provider]\nsend_reasoning = \"yes\"\n"),
             Some(

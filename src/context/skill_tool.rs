@@ -5,17 +5,18 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
-use crate::context::skills::{SkillError, Skills};
+use super::skills::{SkillError, Skills};
+use crate::tools::ToolErrorKind;
+use crate::tools::{Access, Args, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// `read_skill(name)`.
-pub struct ReadSkillTool {
+pub(crate) struct ReadSkillTool {
     spec: ToolSpec,
     skills: Arc<Skills>,
 }
 
 impl ReadSkillTool {
-    pub fn new(skills: Arc<Skills>) -> Self {
+    pub(crate) fn new(skills: Arc<Skills>) -> Self {
         Self {
             spec: ToolSpec {
                 name: "read_skill",
@@ -55,9 +56,9 @@ impl Tool for ReadSkillTool {
                 )))
             }
             Err(error @ SkillError::NotFound { .. }) => {
-                Err(ToolError::new("not found", error.to_string()))
+                Err(ToolError::new(ToolErrorKind::NotFound, error.to_string()))
             }
-            Err(error) => Err(ToolError::new("io error", error.to_string())),
+            Err(error) => Err(ToolError::new(ToolErrorKind::Io, error.to_string())),
         }
     }
 }

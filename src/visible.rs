@@ -1,4 +1,5 @@
-//! Making control and invisible characters visible (approval prompts, `agent check`, §5.3).
+//! Making control and invisible characters visible (approval prompts, `agent check`, the
+//! `read_file` listing of a directory, §5.3). A leaf: it uses nothing of the crate.
 //!
 //! What the user approves must be what runs: zero-width characters, bidirectional overrides,
 //! and spaces that are not ASCII spaces (a no-break space makes `rm\u00a0-rf` one word) are
@@ -7,7 +8,7 @@
 /// `text` with control characters and invisible or direction-changing Unicode escaped as
 /// `\u{...}`-style `\uXXXX` sequences (newlines and tabs as `\n`, `\t`), so what the user
 /// approves is exactly what runs.
-pub fn escape_invisible(text: &str) -> String {
+pub(crate) fn escape_invisible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -23,7 +24,7 @@ pub fn escape_invisible(text: &str) -> String {
 
 /// Control characters, zero-width and formatting characters, bidi controls, characters that
 /// render as nothing, and spaces other than U+0020.
-pub fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     c.is_control()
         || matches!(
             u32::from(c),
