@@ -967,3 +967,72 @@ fn without_git_checkpoints_are_off_with_one_warning() {
         .unwrap();
     assert_eq!(undo.status.code(), Some(1), "{:?}", texts(&undo));
 }
+
+/// The namespace sandbox (issue 15) and checkpoints compose: the command runs in its own
+/// PID and mount namespaces (the kernel says so: its namespace links differ from the test's)
+/// with the repository's `.git` config read-only, while the agent, outside the sandbox,
+/// snapshots the workspace into the shadow repository under `$AGENT_HOME`; `agent undo` then
+/// puts back what the confined command changed, and the user's `.git` is as it was.
+#[test]
+fn a_bash_edit_inside_the_namespace_sandbox_is_undone() {
+    if !crate::support::kernel::namespaces() {
+        return;
+    }
+    let server = MockServer::start(vec![
+        calls(&[bash(
+            "c1",
+            "sed -i 's/one/ONE/' a.txt && mv b.txt c.txt && chmod +x run.sh \
+             && readlink /proc/self/ns/pid /proc/self/ns/mnt \
+             && { printf '[x]\\n' >> .git/config && echo config-written || echo config-refused; }",
+        )]),
+        done(),
+    ]);
+    let env = env_for(&server);
+    let ws = env.workspace.clone();
+    put(&ws, "a.txt", b"one\ntwo\n", 0o644);
+    put(&ws, "b.txt", b"moved\n", 0o644);
+    put(&ws, "run.sh", b"#!/bin/sh\n", 0o644);
+    init_repo(&ws);
+    let before = tree(&ws);
+    let git_config = std::fs::read(ws.join(".git/config")).unwrap();
+    let status_before = git(&ws, &["status", "--porcelain", "--ignored"]);
+    let refs_before = git(&ws, &["show-ref"]);
+
+    let output = env.run(&["--yes", "edit a.txt"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains(", namespaces)"), "{stderr}");
+    assert_eq!(env.read("a.txt"), "ONE\ntwo\n");
+    assert!(ws.join("c.txt").exists() && !ws.join("b.txt").exists());
+    let result = super::bash_tool::tool_results(&server).join("\n");
+    for link in ["pid", "mnt"] {
+        let ours = std::fs::read_link(format!("/proc/self/ns/{link}")).unwrap();
+        assert!(result.contains(&format!("{link}:[")), "{result}");
+        assert!(
+            !result.contains(&ours.display().to_string()),
+            "the command shared the test's {link} namespace: {result}"
+        );
+    }
+    assert!(result.contains("config-refused"), "{result}");
+    assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), git_config);
+
+    let undo = env.run(&["undo", "--yes"]);
+    let (out, err) = texts(&undo);
+    assert_eq!(undo.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("restore   a.txt  (+1 -1)"), "{out}");
+    assert!(
+        out.contains("recreate  b.txt  (deleted by the turn)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("remove    c.txt  (created by the turn)"),
+        "{out}"
+    );
+    assert_same_tree(&before, &tree(&ws));
+    assert_eq!(
+        git(&ws, &["status", "--porcelain", "--ignored"]),
+        status_before
+    );
+    assert_eq!(git(&ws, &["show-ref"]), refs_before);
+    assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), git_config);
+}
