@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::Agent;
 use crate::checkpoints::{
-    CheckpointError, Checkpoints, Plan, Report, TurnEntry, TurnKey, TurnRecorder,
+    CheckpointError, Checkpoints, Plan, Report, TurnEntry, TurnKey, TurnRecorder, WarmUp,
 };
 use crate::events::{AgentEvent, EventSink};
 use crate::governance::Governor;
@@ -21,6 +21,9 @@ use crate::session::{Record, SessionHandle, Turns};
 #[derive(Default)]
 pub(crate) struct SessionCheckpoints {
     store: Option<Arc<Checkpoints>>,
+    /// Building the shadow index in the background (a workspace never snapshot before);
+    /// dropped with the session, which stops it.
+    warm_up: Option<WarmUp>,
     /// The session's turn numbers.
     pub(super) turns: Turns,
 }
@@ -68,8 +71,10 @@ impl EventSink for Recording {
 }
 
 impl Agent {
-    /// Records the workspace before each turn's first change from now on.
+    /// Records the workspace before each turn's first change from now on, and starts
+    /// building the shadow index in the background when the workspace has none.
     pub(crate) fn set_checkpoints(&mut self, checkpoints: Arc<Checkpoints>) {
+        self.checkpoints.warm_up = checkpoints.warm_up();
         self.checkpoints.store = Some(checkpoints);
     }
 

@@ -16,6 +16,8 @@
 //! - [`plan`] and [`restore`]: what a restore will do (shown and confirmed first), then
 //!   doing it one file at a time, atomically.
 //! - [`prune`]: retention and `git gc`, off the path of a turn.
+//! - [`warm`]: a workspace never snapshot before gets its shadow index built in the
+//!   background when the session starts, off the path of the model's stream.
 //!
 //! Invariants: nothing here writes outside `$AGENT_HOME/checkpoints/` except a restore, and
 //! a restore writes only paths the undone turns changed, each atomically, after checking
@@ -33,6 +35,7 @@ pub(crate) mod restore;
 pub(crate) mod rule;
 pub(crate) mod shadow;
 pub mod walk;
+pub(crate) mod warm;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -47,6 +50,7 @@ pub(crate) use plan::Plan;
 pub(crate) use recorder::TurnRecorder;
 pub(crate) use restore::Report;
 pub use shadow::Snapshot;
+pub(crate) use warm::WarmUp;
 
 /// What can go wrong with checkpoints. None of these ends a session.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -29,6 +29,8 @@ use super::walk::{self, Skipped};
 
 /// At most this many `update-index` calls while isolating files git refuses one by one.
 const MAX_ADD_CALLS: usize = 64;
+/// Files handed to git at a time while warming the index, so a stop is seen between batches.
+const WARM_BATCH: usize = 1_000;
 
 /// What a snapshot's commit message holds besides the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -299,6 +301,43 @@ impl Store {
             created,
             took: started.elapsed(),
         })
+    }
+
+    /// Builds the shadow index from the workspace without recording a snapshot, so the
+    /// first snapshot only stats files (see [`super::warm`]). Call with the lock held. Files
+    /// go to git [`WARM_BATCH`] at a time and `stop` is asked before each batch; an index
+    /// left half built is still correct (a snapshot hands git every file it lacks). Files
+    /// git refuses are left out here; the snapshot finds them again and says so.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Interrupted`] when `stop` said so; otherwise as [`Self::snapshot`].
+    pub(crate) fn warm(
+        &self,
+        _lock: &Lock,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<(), CheckpointError> {
+        self.init()?;
+        if self.is_warm() {
+            return Ok(());
+        }
+        let walk = walk::walk(&self.workspace, self.max_file_bytes, stop)
+            .ok_or(CheckpointError::Interrupted)?;
+        let readable: Vec<RelPath> = walk
+            .paths
+            .iter()
+            .zip(&walk.stats)
+            .filter(|(path, stat)| {
+                stat.mode == 0o120_000 || walk::readable(&path.under(&self.workspace))
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        for batch in readable.chunks(WARM_BATCH) {
+            if stop() {
+                return Err(CheckpointError::Interrupted);
+            }
+            self.add(batch, &mut Vec::new(), &mut 0)?;
+        }
+        Ok(())
     }
 
     /// The paths in the shadow index.

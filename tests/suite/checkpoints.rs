@@ -254,7 +254,6 @@ fn agent_undo_puts_back_every_change_of_a_turn_and_leaves_git_alone() {
     assert!(ws.join("new/dir/created.txt").exists());
     let mode = |p: &str| std::fs::metadata(ws.join(p)).unwrap().permissions().mode() & 0o777;
     assert_eq!((mode("script.sh"), mode("private.txt")), (0o755, 0o600));
-    assert!(stderr.contains("saving a first checkpoint"), "{stderr}");
 
     let list = env.run(&["undo", "--list"]);
     let (listing, _) = texts(&list);
@@ -849,7 +848,8 @@ fn snapshots_reach_json_the_event_log_and_the_session_file_and_a_turn_without_ch
     let env = env_for(&server);
     put(&env.workspace, "f.txt", b"x\n", 0o644);
     init_repo(&env.workspace);
-    // Read-only commands: no snapshot, nothing under checkpoints/.
+    // Read-only commands: no snapshot and no turn in the ledger (the session may have
+    // started building the shadow index in the background; that records nothing).
     let output = env.run(&["--json", "--yes", "look around"]);
     assert_eq!(output.status.code(), Some(0), "{:?}", texts(&output));
     assert!(
@@ -857,7 +857,10 @@ fn snapshots_reach_json_the_event_log_and_the_session_file_and_a_turn_without_ch
         "{}",
         texts(&output).0
     );
-    assert!(!env.agent_home.join("checkpoints").exists());
+    let dir = env.agent_home.join("checkpoints");
+    if dir.exists() {
+        assert!(!ledger_path(&env).exists());
+    }
 
     let output = env.run(&["--json", "--yes", "edit"]);
     let (stdout, stderr) = texts(&output);
@@ -870,7 +873,6 @@ fn snapshots_reach_json_the_event_log_and_the_session_file_and_a_turn_without_ch
     assert_eq!(saved.len(), 1, "{stdout}");
     assert_eq!(saved[0]["turn"], 1);
     assert_eq!(saved[0]["files"], 1);
-    assert_eq!(saved[0]["first"], true);
     let snapshot = saved[0]["snapshot"].as_str().unwrap().to_string();
     assert_eq!(snapshot.len(), 40, "{snapshot}");
     let events = std::fs::read_to_string(env.agent_home.join("events.jsonl")).unwrap();
