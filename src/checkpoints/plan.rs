@@ -204,14 +204,20 @@ pub(crate) fn plan(store: &Store, turns: &[TurnEntry], now: &str) -> Result<Plan
     })
 }
 
-/// What turns `current` into `target`; `None` when they are the same.
+/// What turns `current` into `target`; `None` when they are the same. Same bytes in two
+/// files (not links) is a [`Action::Mode`] change, also when git's mode differs
+/// (`chmod +x` turns 100644 into 100755).
 fn action(current: Option<&State>, target: Option<&State>) -> Option<Action> {
     match (current, target) {
         (None, None) => None,
         (Some(_), None) => Some(Action::Remove),
         (None, Some(_)) => Some(Action::Recreate),
         (Some(c), Some(t)) if c == t => None,
-        (Some(c), Some(t)) if c.entry == t.entry => Some(Action::Mode),
+        (Some(c), Some(t))
+            if c.entry.oid == t.entry.oid && !c.entry.is_link() && !t.entry.is_link() =>
+        {
+            Some(Action::Mode)
+        }
         (Some(_), Some(_)) => Some(Action::Restore),
     }
 }
@@ -319,6 +325,24 @@ mod tests {
             action(Some(&a), Some(&state("a", 0o600))),
             Some(Action::Mode)
         );
+        // `chmod +x` changes git's mode too: still only a mode change.
+        let executable = State {
+            entry: Entry {
+                mode: 0o100_755,
+                oid: "a".into(),
+            },
+            perms: 0o755,
+        };
+        assert_eq!(action(Some(&executable), Some(&a)), Some(Action::Mode));
+        // A link and a file with the same bytes (the link's target) are not.
+        let link = State {
+            entry: Entry {
+                mode: 0o120_000,
+                oid: "a".into(),
+            },
+            perms: 0,
+        };
+        assert_eq!(action(Some(&link), Some(&a)), Some(Action::Restore));
     }
 
     #[test]

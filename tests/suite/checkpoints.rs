@@ -270,6 +270,7 @@ fn agent_undo_puts_back_every_change_of_a_turn_and_leaves_git_alone() {
         "remove    new/dir/created.txt  (created by the turn)",
         "recreate  old_name.txt  (deleted by the turn)",
         "mode      private.txt  (0600 → 0640)",
+        "mode      script.sh  (0755 → 0644)",
         "remove    odd\\nname\u{fffd}  (created by the turn)",
     ] {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
@@ -1030,6 +1031,7 @@ fn a_bash_edit_inside_the_namespace_sandbox_is_undone() {
         out.contains("remove    c.txt  (created by the turn)"),
         "{out}"
     );
+    assert!(out.contains("mode      run.sh  (0755 → 0644)"), "{out}");
     assert_same_tree(&before, &tree(&ws));
     assert_eq!(
         git(&ws, &["status", "--porcelain", "--ignored"]),
