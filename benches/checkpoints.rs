@@ -26,6 +26,14 @@ use mock::{MockServer, Reply};
 const FILES: usize = 10_000;
 
 fn main() {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load average: {} (figures grow with it on a shared machine)",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let work = tempfile::tempdir().expect("temp workspace");
     let ws = work.path().canonicalize().expect("canonical");
     let bytes = make_tree(&ws);
