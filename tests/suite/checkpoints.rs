@@ -232,8 +232,17 @@ fn agent_undo_puts_back_every_change_of_a_turn_and_leaves_git_alone() {
     starting_files(&ws);
     put(&ws, "build.log", b"ignored\n", 0o644);
     init_repo(&ws);
+    // Uncommitted work of the user's: a modified file, a staged new file, an untracked one.
+    put(&ws, "private.txt", b"mine, edited\n", 0o640);
+    put(&ws, "staged.txt", b"staged\n", 0o644);
+    git(&ws, &["add", "staged.txt"]);
+    put(&ws, "untracked.txt", b"untracked\n", 0o644);
     let before = tree(&ws);
     let status_before = git(&ws, &["status", "--porcelain", "--ignored"]);
+    assert!(
+        status_before.contains(" M private.txt") && status_before.contains("A  staged.txt"),
+        "{status_before}"
+    );
 
     let output = env.run(&["--yes", "change everything"]);
     let (stdout, stderr) = texts(&output);
