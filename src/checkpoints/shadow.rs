@@ -29,6 +29,9 @@ use super::walk::{self, Skipped};
 
 /// At most this many `update-index` calls while isolating files git refuses one by one.
 const MAX_ADD_CALLS: usize = 64;
+/// A git `index.lock` older than this, found while holding the store's lock, was left by a
+/// git that died (a live `git update-index` of a whole tree takes seconds).
+const STALE_GIT_LOCK: Duration = Duration::from_secs(120);
 /// Files handed to git at a time while warming the index, so a stop is seen between batches.
 const WARM_BATCH: usize = 1_000;
 
@@ -172,7 +175,10 @@ impl Store {
     }
 
     /// Takes the store's lock, creating the directory (mode 0700) when needed. Blocks while
-    /// another session holds it.
+    /// another session holds it. Holding it, removes a git `index.lock` older than
+    /// [`STALE_GIT_LOCK`]: every git that writes the shadow index runs under this lock, so
+    /// such a file is left by a git killed mid-write (`kill -9`, the OOM killer), and would
+    /// otherwise make every later snapshot fail.
     ///
     /// # Errors
     /// [`CheckpointError::Io`] when the directory or lock file cannot be made.
@@ -188,6 +194,13 @@ impl Store {
         // SAFETY: flock on a descriptor owned by `file`, which the returned guard keeps open.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(self.io(&path)(std::io::Error::last_os_error()));
+        }
+        let git_lock = self.git.git_dir().join("index.lock");
+        let stale = std::fs::symlink_metadata(&git_lock)
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > STALE_GIT_LOCK));
+        if stale {
+            let _ = std::fs::remove_file(&git_lock);
         }
         Ok(Lock(file))
     }
@@ -681,6 +694,38 @@ mod store_tests {
             ws.to_path_buf(),
             1_000_000,
         ))
+    }
+
+    #[test]
+    fn a_stale_git_index_lock_is_removed_and_a_fresh_one_is_respected() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a"), "one").unwrap();
+        let Some(store) = store(home.path(), ws.path()) else {
+            return;
+        };
+        store.snapshot(&store.lock().unwrap(), &|| false).unwrap();
+        std::fs::write(ws.path().join("a"), "two").unwrap();
+        // A fresh lock may belong to a git still running: left alone, the snapshot fails.
+        let git_lock = store.git.git_dir().join("index.lock");
+        std::fs::write(&git_lock, "").unwrap();
+        let refused = store.snapshot(&store.lock().unwrap(), &|| false);
+        assert!(
+            matches!(refused, Err(CheckpointError::Git(_))),
+            "{refused:?}"
+        );
+        assert!(git_lock.exists());
+        // Left by a git killed an hour ago: removed when the lock is taken.
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&git_lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let lock = store.lock().unwrap();
+        assert!(!git_lock.exists());
+        assert!(store.snapshot(&lock, &|| false).unwrap().created);
     }
 
     #[test]
