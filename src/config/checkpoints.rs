@@ -69,6 +69,45 @@ impl CheckpointSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Flags, Sources};
+
+    #[test]
+    fn only_the_user_file_sets_them_and_git_is_found_on_the_agents_path()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+        std::fs::create_dir_all(ws.join(".agents"))?;
+        std::fs::create_dir_all(&home)?;
+        std::fs::write(
+            home.join("config.toml"),
+            "[checkpoints]\nkeep = 7\nmax_file_bytes = 1000\n",
+        )?;
+        std::fs::write(
+            ws.join(".agents/config.toml"),
+            "[checkpoints]\nenabled = false\n",
+        )?;
+        let env = crate::config::sources::tests::env_with(
+            &[
+                ("AGENT_HOME", &home.display().to_string()),
+                ("PATH", "/opt/git/bin:/usr/bin"),
+            ],
+            &ws,
+        );
+        let settings = CheckpointSettings::resolve(&Sources::load(Flags::default(), env)?);
+        assert!(settings.enabled, "a project switched checkpoints off");
+        assert_eq!((settings.keep, settings.max_file_bytes), (7, 1000));
+        assert_eq!(
+            settings.search_path.as_deref(),
+            Some("/opt/git/bin:/usr/bin")
+        );
+        assert_eq!(settings.warnings.len(), 1);
+        assert!(
+            settings.warnings[0].starts_with("ignoring [checkpoints] in the project config"),
+            "{:?}",
+            settings.warnings
+        );
+        Ok(())
+    }
 
     #[test]
     fn defaults_and_floors() {
