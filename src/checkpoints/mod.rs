@@ -176,7 +176,7 @@ impl Checkpoints {
         request: &str,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Snapshot, CheckpointError> {
-        let lock = self.store.lock()?;
+        let lock = self.store.lock_until(stop)?;
         let snapshot = self.store.snapshot(&lock, stop)?;
         self.append(&Line::turn(key.clone(), now(), request, &snapshot.commit))?;
         Ok(snapshot)

@@ -183,6 +183,25 @@ impl Store {
     /// # Errors
     /// [`CheckpointError::Io`] when the directory or lock file cannot be made.
     pub(crate) fn lock(&self) -> Result<Lock, CheckpointError> {
+        self.lock_or_stop(None)
+    }
+
+    /// [`Self::lock`], but while another holder has it (the background warm-up, another
+    /// session) `stop` is asked every 10 ms, so the user's Ctrl-C is not held up by it.
+    ///
+    /// # Errors
+    /// As [`Self::lock`], and [`CheckpointError::Interrupted`] when `stop` said so.
+    pub(crate) fn lock_until(
+        &self,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Lock, CheckpointError> {
+        self.lock_or_stop(Some(stop))
+    }
+
+    fn lock_or_stop(
+        &self,
+        stop: Option<&(dyn Fn() -> bool + Sync)>,
+    ) -> Result<Lock, CheckpointError> {
         create_private_dir(&self.dir).map_err(self.io(&self.dir))?;
         let path = self.dir.join("lock");
         let file = OpenOptions::new()
@@ -191,9 +210,27 @@ impl Store {
             .write(true)
             .open(&path)
             .map_err(self.io(&path))?;
-        // SAFETY: flock on a descriptor owned by `file`, which the returned guard keeps open.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(self.io(&path)(std::io::Error::last_os_error()));
+        loop {
+            let flags = if stop.is_some() {
+                libc::LOCK_EX | libc::LOCK_NB
+            } else {
+                libc::LOCK_EX
+            };
+            // SAFETY: flock on a descriptor owned by `file`, which the returned guard keeps
+            // open.
+            if unsafe { libc::flock(file.as_raw_fd(), flags) } == 0 {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            match stop {
+                Some(stop) if error.raw_os_error() == Some(libc::EWOULDBLOCK) => {
+                    if stop() {
+                        return Err(CheckpointError::Interrupted);
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => return Err(self.io(&path)(error)),
+            }
         }
         let git_lock = self.git.git_dir().join("index.lock");
         let stale = std::fs::symlink_metadata(&git_lock)
@@ -725,6 +762,9 @@ mod store_tests {
             .unwrap();
         let lock = store.lock().unwrap();
         assert!(!git_lock.exists());
+        // While the lock is held, a waiter that is told to stop gives up.
+        let waiting = store.lock_until(&|| true);
+        assert!(matches!(waiting, Err(CheckpointError::Interrupted)));
         assert!(store.snapshot(&lock, &|| false).unwrap().created);
     }
 

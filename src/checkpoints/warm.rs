@@ -2,7 +2,8 @@
 //! ones only stat files. So when a session starts in a workspace whose shadow index does not
 //! exist yet, a background thread builds it ([`super::shadow::Store::warm`]) while the user
 //! types and the model streams. It records no snapshot: the turn's first changing call still
-//! takes its own, which waits for the store's lock and then finds the index warm.
+//! takes its own, which waits for the store's lock (Ctrl-C ends the wait, and the turn goes
+//! on without a checkpoint, as for any snapshot interrupted) and then finds the index warm.
 //!
 //! Invariants: the thread holds the store's lock while it works, so it never races a
 //! snapshot or a restore; dropping the [`WarmUp`] (the session ends) asks it to stop and
