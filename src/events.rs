@@ -136,6 +136,18 @@ pub enum AgentEvent {
         /// Paths that could not be restored, with why.
         failed: Vec<String>,
     },
+    /// A hook ran (issue 18). The terminal shows only a misbehaving hook's warning; `--json`
+    /// writes every run.
+    HookRan {
+        /// The hook event (`PreToolUse`, `Stop`, ...).
+        event: String,
+        command: String,
+        /// `ok`, `blocked`, `allow`, `ask`, `deny` or `warning`.
+        result: String,
+        exit_code: Option<i32>,
+        duration: Duration,
+        warning: Option<String>,
+    },
     /// An event of a subagent (`task`), shown indented under the parent's tool call.
     Subagent {
         event: Box<AgentEvent>,

@@ -6,9 +6,21 @@ use crate::cancel::CancelToken;
 use crate::events::AgentEvent;
 use crate::exit::Exit;
 
-/// Runs `task` to its end and prints the final answer to stdout when `print_final` (the
+/// Runs `task` (a custom command's prompt when it is `/name args`) to its end and prints the final answer to stdout when `print_final` (the
 /// answer was not already streamed there).
 pub(crate) async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exit {
+    // `agent /name args` runs a custom command or skill.
+    let expanded = match agent.commands().expand(task) {
+        Some(Ok(prompt)) => prompt,
+        Some(Err(error)) => {
+            agent.sink().emit(AgentEvent::Error {
+                message: error.to_string(),
+            });
+            return Exit::Usage;
+        }
+        None => task.to_string(),
+    };
+    let task = expanded.as_str();
     let cancel = CancelToken::new();
     let interrupts = crate::cancel::InterruptGuard::watch(&cancel);
     let outcome = agent.run_turn(task, &cancel).await;
@@ -29,6 +41,10 @@ pub(crate) async fn run(agent: &mut Agent, task: &str, print_final: bool) -> Exi
             (Exit::Stopped, message)
         }
         TurnOutcome::Failed { message } => (Exit::Failure, message),
+        TurnOutcome::Refused { message } => (
+            Exit::Stopped,
+            format!("a UserPromptSubmit hook refused the prompt: {message}"),
+        ),
     };
     agent.sink().emit(AgentEvent::Error { message });
     exit

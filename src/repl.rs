@@ -7,6 +7,8 @@
 //!
 //! To add a slash command: a row in [`COMMANDS`] (shown by `/help`, completed with Tab), a
 //! variant of [`Input`] with its arm in [`Input::parse`], and its handling in [`run`].
+//! A slash command that is not built in runs the custom command or skill of that name
+//! ([`crate::context::commands`]), which `/help` lists and Tab completes too.
 
 mod checkpoints;
 
@@ -19,6 +21,7 @@ use rustyline::{Cmd, CompletionType, Config, Editor, EventHandler, KeyCode, KeyE
 use crate::agent::{Agent, TurnOutcome};
 use crate::cancel::CancelToken;
 use crate::config::UiSettings;
+use crate::context::commands::Commands;
 use crate::events::AgentEvent;
 use crate::exit::Exit;
 use crate::ui::input::{self, ClearOrInterrupt, InputHelper};
@@ -115,13 +118,18 @@ impl Input {
     }
 }
 
+/// Whether `command` (with its slash) is a built-in command; built-ins win over custom
+/// commands of the same name.
+fn is_builtin(command: &str) -> bool {
+    COMMANDS.iter().any(|(name, _)| *name == command) || command == "/quit"
+}
+
 /// Why `argument` does not fit `command`, if it does not: commands without `[NAME]` take
 /// nothing (`/clear x` must not clear the conversation as if the `x` were not there), and a
 /// name is one word (`/model a b` would set a model no server knows).
 fn bad_argument(command: &str, argument: &str) -> Option<String> {
     let takes_name = matches!(command, "/role" | "/resume" | "/model");
-    let known = COMMANDS.iter().any(|(name, _)| *name == command) || command == "/quit";
-    if !known {
+    if !is_builtin(command) {
         return None;
     }
     if !takes_name {
@@ -134,11 +142,28 @@ fn bad_argument(command: &str, argument: &str) -> Option<String> {
         .then(|| format!("`{command}` takes one name, got `{argument}`; names have no spaces"))
 }
 
-/// The help text listing every slash command.
-pub(crate) fn help_text() -> String {
+/// The help text listing every slash command, the custom ones after the built-in ones.
+pub(crate) fn help_text(custom: &Commands) -> String {
     let mut text = String::from("Type a task, or a command:\n");
     for (name, what) in COMMANDS {
         text.push_str(&format!("  {name:<13} {what}\n"));
+    }
+    let shown: Vec<_> = custom
+        .list()
+        .iter()
+        .filter(|c| !is_builtin(&format!("/{}", c.name)))
+        .collect();
+    if !shown.is_empty() {
+        text.push_str("Custom commands (.agents/commands/*.md) and skills:\n");
+        for command in shown {
+            let name = format!("/{}", command.name);
+            let hint = command
+                .argument_hint
+                .as_deref()
+                .map(|h| format!("{h} "))
+                .unwrap_or_default();
+            text.push_str(&format!("  {name:<10} {hint}{}\n", command.description));
+        }
     }
     text.push_str(
         "Keys: Tab completes commands and paths (@path too); Alt-Enter or a trailing \\ \
@@ -214,7 +239,7 @@ pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
         }
         match input {
             Input::Empty => {}
-            Input::Help => crate::out!("{}", help_text()),
+            Input::Help => crate::out!("{}", help_text(agent.commands())),
             Input::Exit => return Exit::Done,
             Input::Clear => {
                 agent.clear();
@@ -230,9 +255,17 @@ pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
             Input::Budget => crate::outln!("{}", agent.governor().budget_line()),
             Input::Model(name) => model_command(agent, name),
             Input::Mcp => mcp_command(agent),
-            Input::Unknown(name) => agent.sink().emit(AgentEvent::Error {
-                message: unknown_command(&name),
-            }),
+            Input::Unknown(name) => {
+                match agent.commands().expand(&input::join_continuations(&line)) {
+                    Some(Ok(prompt)) => run_task(agent, &prompt).await,
+                    Some(Err(error)) => agent.sink().emit(AgentEvent::Error {
+                        message: error.to_string(),
+                    }),
+                    None => agent.sink().emit(AgentEvent::Error {
+                        message: unknown_command(&name, agent.commands()),
+                    }),
+                }
+            }
             Input::BadArgument(message) => agent.sink().emit(AgentEvent::Error { message }),
             Input::Compact => compact(agent).await,
             input @ (Input::Todos | Input::Sessions | Input::Resume(_)) => {
@@ -263,8 +296,15 @@ fn remember(editor: &mut Editor<InputHelper, DefaultHistory>, line: &str, histor
 }
 
 /// `unknown command `/x`; known: /help, /exit, ...`
-pub(crate) fn unknown_command(name: &str) -> String {
-    let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
+pub(crate) fn unknown_command(name: &str, custom: &Commands) -> String {
+    let mut known: Vec<String> = COMMANDS.iter().map(|(n, _)| (*n).to_string()).collect();
+    known.extend(
+        custom
+            .list()
+            .iter()
+            .map(|c| format!("/{}", c.name))
+            .filter(|n| !is_builtin(n)),
+    );
     format!("unknown command `{name}`; known: {}", known.join(", "))
 }
 
@@ -280,7 +320,17 @@ fn editor(
         .build();
     let mut editor = Editor::with_config(config)?;
     let base = agent.paths().cwd.clone();
-    editor.set_helper(Some(InputHelper::new(COMMANDS, base, painter)));
+    let mut commands: Vec<(String, String)> = COMMANDS
+        .iter()
+        .map(|(n, d)| ((*n).to_string(), (*d).to_string()))
+        .collect();
+    for custom in agent.commands().list() {
+        let name = format!("/{}", custom.name);
+        if !is_builtin(&name) {
+            commands.push((name, custom.description.clone()));
+        }
+    }
+    editor.set_helper(Some(InputHelper::new(commands, base, painter)));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent::ctrl('C'),
@@ -329,6 +379,7 @@ fn memory_command(agent: &mut Agent, input: Input) {
             Ok(summary) => {
                 let message = agent.resume_notice(&summary);
                 agent.sink().emit(AgentEvent::Notice { message });
+                agent.start_hooks("resume");
             }
             Err(error) => agent.sink().emit(AgentEvent::Error {
                 message: error.to_string(),
@@ -370,6 +421,9 @@ async fn run_task(agent: &mut Agent, task: &str) {
         TurnOutcome::BudgetExhausted { message }
         | TurnOutcome::Failed { message }
         | TurnOutcome::Repeating { message } => message,
+        TurnOutcome::Refused { message } => {
+            format!("a UserPromptSubmit hook refused the prompt: {message}")
+        }
     };
     agent.sink().emit(AgentEvent::Error { message });
 }
@@ -429,7 +483,7 @@ mod tests {
 
     #[test]
     fn help_lists_every_command_of_the_spec() {
-        let help = help_text();
+        let help = help_text(&Commands::default());
         for name in [
             "/help",
             "/exit",

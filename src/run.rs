@@ -16,7 +16,7 @@ use clap::Parser;
 use crate::agent::{Agent, AgentParts};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::commands;
-use crate::config::{ColorEnv, Environment, Settings, Sources};
+use crate::config::{Environment, Settings, Sources, UiSettings};
 use crate::events::{AgentEvent, EventSink};
 use crate::exit::{Error, Exit};
 use crate::model::Client;
@@ -159,7 +159,7 @@ fn session(args: &RunArgs) -> commands::Outcome {
         let interactive = matches!(mode, Mode::Interactive);
         let stdout_tty = std::io::stdout().is_terminal();
         let ui = settings.ui.clone();
-        let sink = make_sink(ui.json, interactive, stdout_tty, ui.colors);
+        let sink = make_sink(&ui, interactive, stdout_tty);
         let approver: Arc<dyn Approver> = if ui.yes {
             Arc::new(AlwaysYes)
         } else {
@@ -183,6 +183,11 @@ fn session(args: &RunArgs) -> commands::Outcome {
                 exit
             }
         };
+        agent.end_hooks(if matches!(exit, Exit::Interrupted) {
+            "other"
+        } else {
+            "exit"
+        });
         if let Some(mcp) = agent.mcp() {
             mcp.shutdown().await;
         }
@@ -194,14 +199,10 @@ fn session(args: &RunArgs) -> commands::Outcome {
 
 /// `--json`: JSON lines on stdout. Otherwise text: at the REPL everything on stdout; one-shot
 /// keeps stdout for the final answer (streamed there only when it is a terminal) and sends
-/// the rest to stderr (§3.3).
-fn make_sink(
-    json: bool,
-    interactive: bool,
-    stdout_tty: bool,
-    colors: ColorEnv,
-) -> Arc<dyn EventSink> {
-    if json {
+/// the rest to stderr (§3.3). The text sink notifies (bell, desktop) when its activity
+/// stream is a terminal; JSON never does.
+fn make_sink(ui: &UiSettings, interactive: bool, stdout_tty: bool) -> Arc<dyn EventSink> {
+    if ui.json {
         return Arc::new(JsonSink::stdout());
     }
     let text_target = if interactive || stdout_tty {
@@ -214,7 +215,9 @@ fn make_sink(
     } else {
         Target::Stderr
     };
-    Arc::new(TerminalSink::new(text_target, activity, colors))
+    let sink = TerminalSink::new(text_target, activity, ui.colors);
+    sink.enable_notifications(ui);
+    Arc::new(sink)
 }
 
 /// Builds the session's agent from `settings`, showing the warnings of each part as it goes.
@@ -237,6 +240,10 @@ fn build_agent(
     warn(settings.warnings);
     let governance = crate::governance::setup(&settings.governance, &model, Arc::clone(&sink))?;
     warn(governance.warnings);
+    warn(settings.hooks.warnings.clone());
+    governance
+        .governor
+        .set_hooks(crate::governance::hooks::Hooks::new(settings.hooks));
     let memory = crate::context::Memory::load(&settings.paths);
     warn(memory.warnings.clone());
     let registry = crate::agent::memory::session_tools(&memory);
@@ -277,6 +284,11 @@ fn build_agent(
         coach: agent.coach_status().line(),
     });
     warn(sandbox.warnings);
+    agent.start_hooks(if resumed.is_some() {
+        "resume"
+    } else {
+        "startup"
+    });
     if let Some(summary) = resumed {
         sink.emit(AgentEvent::Notice {
             message: agent.resume_notice(&summary),

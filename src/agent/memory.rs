@@ -135,6 +135,7 @@ impl Agent {
                 })
                 .collect(),
         );
+        self.commands = memory.commands;
         self.saved.todos = memory.todos;
         self.saved
             .todos_seen
@@ -227,6 +228,8 @@ impl Agent {
             .replace(SessionLog::resume(info.path, loaded.header));
         self.context.reset();
         self.governor.set_session_id(&self.saved.session.id());
+        self.governor
+            .set_transcript(Some(self.saved.session.path()));
         Ok(summary)
     }
 
@@ -240,6 +243,8 @@ impl Agent {
         let log = new_session_log(&self.paths, &self.client.endpoint().model);
         self.saved.session.replace(log);
         self.governor.set_session_id(&self.saved.session.id());
+        self.governor
+            .set_transcript(Some(self.saved.session.path()));
         self.saved.todos.set(Vec::new());
         self.saved
             .todos_seen

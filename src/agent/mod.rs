@@ -5,6 +5,7 @@ pub(crate) mod coach;
 
 pub(crate) mod facts;
 pub(crate) mod guard;
+pub(crate) mod hooks;
 pub mod memory;
 pub(crate) mod prompt;
 
@@ -83,6 +84,12 @@ pub struct Agent {
     mcp: Option<Arc<crate::mcp::McpServers>>,
     /// Turn numbers and the workspace's checkpoints ([`checkpoint`]).
     checkpoints: checkpoint::SessionCheckpoints,
+    /// Custom slash commands of the session (`set_memory`).
+    commands: Arc<crate::context::commands::Commands>,
+    /// Context from `SessionStart` hooks, for the next turn.
+    session_context: Vec<String>,
+    /// The governor the context manager's `PreCompact` hooks go to (replaced with it).
+    compact_governor: Arc<Mutex<Arc<Governor>>>,
 }
 
 impl Agent {
@@ -93,10 +100,13 @@ impl Agent {
             memory::new_session_log(&parts.paths, &model),
             Arc::clone(&parts.sink),
         ));
-        let context =
-            ContextManager::new(parts.context).with_recorder(memory::edit_recorder(&session));
         let governor = Arc::new(Governor::builtin(&model));
         governor.set_session_id(&session.id());
+        governor.set_transcript(Some(session.path()));
+        let compact_governor = Arc::new(Mutex::new(Arc::clone(&governor)));
+        let context = ContextManager::new(parts.context)
+            .with_recorder(memory::edit_recorder(&session))
+            .with_before_compact(hooks::pre_compact(&compact_governor));
         let coach = Arc::new(CoachSwitch::new(parts.loop_settings.coach, &model));
         Self {
             paths: parts.paths,
@@ -127,6 +137,9 @@ impl Agent {
             settings: parts.loop_settings,
             mcp: None,
             checkpoints: checkpoint::SessionCheckpoints::default(),
+            commands: Arc::default(),
+            session_context: Vec::new(),
+            compact_governor,
         }
     }
 
@@ -167,6 +180,11 @@ impl Agent {
         &self.paths
     }
 
+    /// The custom slash commands (`/name args`).
+    pub(crate) fn commands(&self) -> &crate::context::commands::Commands {
+        &self.commands
+    }
+
     pub fn history(&self) -> &[Message] {
         &self.history
     }
@@ -187,6 +205,8 @@ impl Agent {
         governor.hide_denied(&mut self.tools.registry);
         self.tools.policy = Arc::clone(&governor) as Arc<dyn Policy>;
         governor.set_session_id(&self.saved.session.id());
+        governor.set_transcript(Some(self.saved.session.path()));
+        *hooks::lock(&self.compact_governor) = Arc::clone(&governor);
         self.governor = governor;
     }
 
@@ -213,16 +233,23 @@ impl Agent {
         self.coach.set_model(model);
     }
 
-    /// Starts a new conversation (`/clear`) in a new session file.
+    /// Starts a new conversation (`/clear`) in a new session file (`SessionEnd` and
+    /// `SessionStart` hooks run around it).
     pub(crate) fn clear(&mut self) {
+        self.end_hooks("clear");
         self.history.clear();
         self.start_new_session();
+        self.start_hooks("clear");
     }
 
     /// Runs one user turn to its end.
     pub async fn run_turn(&mut self, input: &str, cancel: &CancelToken) -> TurnOutcome {
         if let Some(message) = self.tools.policy.exhausted() {
             return TurnOutcome::BudgetExhausted { message };
+        }
+        let prompt_hooks = self.prompt_hooks(input);
+        if let Some(message) = prompt_hooks.block {
+            return TurnOutcome::Refused { message };
         }
         self.sink.emit(AgentEvent::TurnStarted {
             input: input.to_string(),
@@ -234,6 +261,14 @@ impl Agent {
         });
         self.history.push(user);
         self.context.turn_started(self.history.len() - 1);
+        let mut context = std::mem::take(&mut self.session_context);
+        context.extend(prompt_hooks.context);
+        if let Some(note) = hooks::context_note(&context) {
+            self.saved.session.record(&crate::session::Record::Message {
+                message: note.clone(),
+            });
+            self.history.push(note);
+        }
         let recorder = self.start_turn_checkpoint(input);
         let tools = ToolContext {
             workspace: &self.paths.workspace,
@@ -275,7 +310,17 @@ impl Agent {
         };
         let mut stats = TurnStats::default();
         let spent_before = self.governor.spending().cost_usd;
-        let outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
+        let mut outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
+        let mut continued = 0;
+        while let TurnOutcome::Done { text } = &outcome {
+            let Some(note) = hooks::stop(&self.governor, &self.sink, text, continued) else {
+                break;
+            };
+            continued += 1;
+            (cx.on_message)(&note);
+            self.history.push(note);
+            outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
+        }
         self.finish_turn_checkpoint(recorder);
         // Without `usage.cost` from the provider, the turn's cost is what the governor priced
         // (subagents included); unknown when a call could not be priced.

@@ -198,7 +198,19 @@ async fn run_child(
     let mut history = vec![Message::user(request.clone())];
     context.turn_started(0);
     let mut stats = TurnStats::default();
-    let outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
+    let mut outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
+    let mut continued = 0;
+    while let TurnOutcome::Done { text } = &outcome {
+        let Some(reason) = tools.policy.subagent_stop(text, continued) else {
+            break;
+        };
+        continued += 1;
+        history.push(Message::harness(format!(
+            "A SubagentStop hook of the user did not let the task end yet: {reason}\nContinue \
+             the work."
+        )));
+        outcome = turn::run(&cx, &mut history, ctx.cancel, &mut stats).await;
+    }
     sink.emit(AgentEvent::TurnCompleted {
         usage: stats.usage,
         model_calls: stats.model_calls,
@@ -232,7 +244,9 @@ pub(crate) fn outcome_result(outcome: TurnOutcome) -> Result<String, ToolError> 
         TurnOutcome::BudgetExhausted { message } => {
             Err(ToolError::new(ToolErrorKind::Budget, message))
         }
-        TurnOutcome::Failed { message } => Err(ToolError::new(ToolErrorKind::Subagent, message)),
+        TurnOutcome::Failed { message } | TurnOutcome::Refused { message } => {
+            Err(ToolError::new(ToolErrorKind::Subagent, message))
+        }
         TurnOutcome::Repeating { message } => {
             Err(ToolError::new(ToolErrorKind::Repeating, message))
         }

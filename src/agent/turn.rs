@@ -36,6 +36,9 @@ pub enum TurnOutcome {
     /// The model kept making the same tool call with the same result after being told
     /// ([`super::guard`]).
     Repeating { message: String },
+    /// A `UserPromptSubmit` hook refused the prompt (exit 2); the message is its reason, for
+    /// the user. Nothing was sent or stored.
+    Refused { message: String },
 }
 
 /// What the inner loop needs besides the history.

@@ -37,6 +37,11 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`: MCP servers whose tools are offered (issue 17).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, super::mcp_servers::McpServerSpec>,
+    /// `[[hooks.EVENT]]`: commands run on session events (issue 18), by event name.
+    #[serde(default)]
+    pub(crate) hooks: BTreeMap<String, Vec<super::hooks::HookSpec>>,
+    #[serde(default)]
+    pub(crate) ui: super::ui::UiSection,
     /// `[checkpoints]`: snapshots of the workspace for `/undo` (issue 16); user file only.
     #[serde(default)]
     pub checkpoints: CheckpointsSection,
@@ -225,6 +230,8 @@ impl FileConfig {
         config.check_rule_tools(path)?;
         config.check_prices(path)?;
         super::mcp_servers::check(&config.mcp_servers, path)?;
+        super::hooks::check(&config.hooks, path)?;
+        super::ui::check(&config.ui, path)?;
         Ok(config)
     }
 

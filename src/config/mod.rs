@@ -12,9 +12,9 @@
 //!   [`ProviderSettings`] (model client), [`PermissionSettings`] (rule engine),
 //!   [`SandboxSettings`] (sandbox), [`ContextSettings`] (context manager),
 //!   [`GovernanceSettings`] (roles and budgets), [`LoopSettings`] (the loop),
-//!   [`McpSettings`] (MCP servers), [`CheckpointSettings`] (checkpoints), [`UiSettings`]
-//!   (the face), and the [`Paths`] of the run. A subcommand resolves only the parts it
-//!   needs (`agent check` works without an endpoint).
+//!   [`McpSettings`] (MCP servers), [`HookSettings`] (hooks), [`CheckpointSettings`]
+//!   (checkpoints), [`UiSettings`] (the face), and the [`Paths`] of the run. A subcommand
+//!   resolves only the parts it needs (`agent check` works without an endpoint).
 //!
 //! Precedence: flags > process environment > `$AGENT_HOME/env` for the endpoint; flags >
 //! project file > user file > defaults for the rest, where the project file of an untrusted
@@ -29,6 +29,7 @@ pub(crate) mod endpoint;
 pub(crate) mod envfile;
 pub(crate) mod file;
 pub(crate) mod governance;
+pub(crate) mod hooks;
 pub(crate) mod loop_settings;
 pub(crate) mod mcp;
 pub(crate) mod mcp_servers;
@@ -48,6 +49,7 @@ pub use context::ContextSettings;
 pub use endpoint::{Endpoint, EndpointSettings};
 pub use file::FileConfig;
 pub use governance::GovernanceSettings;
+pub(crate) use hooks::HookSettings;
 pub use loop_settings::{CoachSetting, DEFAULT_MAX_TURNS, LoopSettings};
 pub(crate) use mcp::McpSettings;
 pub use paths::{Paths, project_file, user_file};
@@ -56,7 +58,7 @@ pub use provider::ProviderSettings;
 pub use sandbox::{SandboxLevel, SandboxMode, SandboxSettings};
 pub use settings::Settings;
 pub use sources::{Environment, Flags, Sources};
-pub(crate) use ui::{ColorEnv, UiSettings};
+pub(crate) use ui::{ColorEnv, Notify, UiSettings};
 
 /// Errors while resolving configuration. All of them end the run with exit code 2.
 #[derive(Debug, thiserror::Error)]

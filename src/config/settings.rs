@@ -5,8 +5,9 @@
 
 use super::endpoint::Endpoint;
 use super::{
-    CheckpointSettings, ConfigError, ContextSettings, GovernanceSettings, LoopSettings,
-    McpSettings, Paths, PermissionSettings, ProviderSettings, SandboxSettings, Sources, UiSettings,
+    CheckpointSettings, ConfigError, ContextSettings, GovernanceSettings, HookSettings,
+    LoopSettings, McpSettings, Paths, PermissionSettings, ProviderSettings, SandboxSettings,
+    Sources, UiSettings,
 };
 
 /// The resolved settings of one session.
@@ -29,6 +30,8 @@ pub struct Settings {
     pub loop_settings: LoopSettings,
     /// The MCP servers to start (project servers only in a trusted workspace).
     pub(crate) mcp: McpSettings,
+    /// The hooks to run (project hooks only in a trusted workspace).
+    pub(crate) hooks: HookSettings,
     /// `[checkpoints]` (user file only): for the checkpoints.
     pub(crate) checkpoints: CheckpointSettings,
     /// `--json`, `--yes`, colours, history file: for the face.
@@ -41,7 +44,7 @@ pub struct Settings {
 
 impl Settings {
     /// Resolves every part, in this order: endpoint, provider, permissions, governance,
-    /// context, sandbox, loop, MCP servers, checkpoints, UI.
+    /// context, sandbox, loop, MCP servers, hooks, checkpoints, UI.
     ///
     /// # Errors
     /// The first [`ConfigError`]: a missing or bad endpoint, a bad value in a config file.
@@ -63,6 +66,7 @@ impl Settings {
             sandbox,
             loop_settings,
             mcp: McpSettings::resolve(sources),
+            hooks: HookSettings::resolve(sources),
             checkpoints: CheckpointSettings::resolve(sources),
             ui: UiSettings::resolve(sources),
             resume: sources.flags.resume.clone(),

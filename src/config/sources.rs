@@ -167,6 +167,13 @@ impl Sources {
                 user_file.display()
             ));
         }
+        if self.project.ui != super::ui::UiSection::default() {
+            warnings.push(format!(
+                "ignoring [ui] in the project config {}: only {} may set it; move it there",
+                file.display(),
+                user_file.display()
+            ));
+        }
         if !self.project.trusted_workspaces.is_empty() {
             warnings.push(format!(
                 "ignoring trusted_workspaces in the project config {}: only {} may set it; run \

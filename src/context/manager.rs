@@ -139,7 +139,12 @@ pub struct ContextManager {
     recorder: Option<EditRecorder>,
     /// The AGENTS.md files in the system prompt, for naming them after an overflow.
     instructions: Vec<InstructionSize>,
+    /// Told before every compaction (the `PreCompact` hooks).
+    before_compact: Option<BeforeCompact>,
 }
+
+/// Called with the trigger before the history is compacted.
+pub(crate) type BeforeCompact = Arc<dyn Fn(Trigger) + Send + Sync>;
 
 impl ContextManager {
     pub fn new(settings: ContextSettings) -> Self {
@@ -148,6 +153,7 @@ impl ContextManager {
             state: Mutex::new(State::default()),
             recorder: None,
             instructions: Vec::new(),
+            before_compact: None,
         }
     }
 
@@ -165,6 +171,12 @@ impl ContextManager {
     #[must_use]
     pub(crate) fn with_recorder(mut self, recorder: EditRecorder) -> Self {
         self.recorder = Some(recorder);
+        self
+    }
+
+    /// Calls `before` before every compaction.
+    pub(crate) fn with_before_compact(mut self, before: BeforeCompact) -> Self {
+        self.before_compact = Some(before);
         self
     }
 
@@ -377,6 +389,9 @@ impl ContextManager {
             && (estimate_messages(&history[..kept_from]) as f64) < MIN_COMPACT_STEP * window;
         if kept_from == 0 || history.is_empty() || too_little {
             return Err(CompactError::Nothing);
+        }
+        if let Some(before) = &self.before_compact {
+            before(trigger);
         }
         let prefix_budget = if trigger == Trigger::Recover {
             0

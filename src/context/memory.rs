@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::commands::Commands;
 use super::instructions::{AGENTS_MD_CAP, Instructions, system_prompt_sections};
 use super::skill_tool::ReadSkillTool;
 use super::skills::Skills;
@@ -10,11 +11,13 @@ use crate::config::Paths;
 use crate::tools::Registry;
 use crate::tools::todos::{TodoStore, WriteTodosTool};
 
-/// The session's instructions, skills and todo list.
+/// The session's instructions, skills, custom commands and todo list.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
     pub(crate) instructions: Instructions,
     pub(crate) skills: Arc<Skills>,
+    /// Custom slash commands (and the skills, as `/name`).
+    pub(crate) commands: Arc<Commands>,
     pub(crate) todos: TodoStore,
     /// Problems found while loading (cut or unreadable files), for the user.
     pub(crate) warnings: Vec<String>,
@@ -31,9 +34,14 @@ impl Memory {
         );
         let (skills, skill_warnings) = Skills::discover(&paths.workspace, &paths.agent_home);
         warnings.extend(skill_warnings);
+        let skills = Arc::new(skills);
+        let (commands, command_warnings) =
+            Commands::discover(&paths.workspace, &paths.agent_home, Arc::clone(&skills));
+        warnings.extend(command_warnings);
         Self {
             instructions,
-            skills: Arc::new(skills),
+            commands: Arc::new(commands),
+            skills,
             todos: TodoStore::new(),
             warnings,
         }

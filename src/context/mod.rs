@@ -9,7 +9,9 @@
 //! - [`overflow`]: which part of a rejected request did not fit, and the fix to suggest.
 //! - [`instructions`]: AGENTS.md files and the skills listing for the system prompt.
 //! - [`skills`]: skill discovery (`SKILL.md` with frontmatter).
+//! - [`commands`]: custom slash commands (`.agents/commands/*.md`, and skills as `/name`).
 
+pub mod commands;
 pub mod compact;
 pub(crate) mod instructions;
 pub(crate) mod manager;

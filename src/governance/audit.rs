@@ -73,7 +73,8 @@ pub(crate) fn verdict(outcome: &DispatchOutcome, block: Option<&Block>, ran: boo
     }
 }
 
-/// `PolicyViolation` for a call refused by the role, a permission rule or the sandbox.
+/// `PolicyViolation` for a call refused by the role, a hook, a permission rule or the
+/// sandbox.
 pub(crate) fn violation(
     call: &ToolCall,
     outcome: &DispatchOutcome,
@@ -82,6 +83,9 @@ pub(crate) fn violation(
 ) -> Option<PolicyEvent> {
     let (by, rule) = if let Some(block) = block.filter(|b| b.by_role) {
         ("role", block.reason.clone())
+    } else if outcome.by_hook {
+        let reason = outcome.content.strip_prefix("Blocked by hook: ");
+        ("hook", reason.unwrap_or(&outcome.content).to_string())
     } else if !ran && outcome.decision == Some(Decision::Deny) {
         let rule = outcome.content.strip_prefix("Blocked by policy: ");
         ("rule", rule.unwrap_or(&outcome.content).to_string())

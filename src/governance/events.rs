@@ -36,7 +36,7 @@ pub enum PolicyEvent {
     /// A tool call was refused by the role, a permission rule, or the sandbox.
     PolicyViolation {
         tool: String,
-        /// `role`, `rule` or `sandbox`.
+        /// `role`, `hook`, `rule` or `sandbox`.
         by: String,
         /// The rule or policy that refused it, as the model was told.
         rule: String,
@@ -103,6 +103,21 @@ pub enum PolicyEvent {
         kept: usize,
         failed: usize,
     },
+    /// One run of one hook (issue 18).
+    HookRun {
+        /// The hook event (`PreToolUse`, `Stop`, ...).
+        event: String,
+        command: String,
+        /// The tool name, trigger or source the hook was matched against.
+        subject: Option<String>,
+        /// The exit code, when the hook's shell exited (not on a timeout or signal).
+        exit_code: Option<i32>,
+        /// `ok`, `blocked`, `allow`, `ask`, `deny` or `warning`.
+        result: String,
+        duration_ms: u64,
+        /// What went wrong with a misbehaving hook (shown to the user).
+        warning: Option<String>,
+    },
 }
 
 /// An event with its envelope, as written to `events.jsonl`.
@@ -148,8 +163,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     }
 }
 
-/// Shows budget signals and unknown prices to the user as warnings; the other events are
-/// already visible through the tool lines.
+/// Shows budget signals and unknown prices to the user as warnings, and hook runs as
+/// [`AgentEvent::HookRan`]; the other events are already visible through the tool lines.
 pub(crate) struct UiBridge {
     sink: Arc<dyn EventSink>,
 }
@@ -177,6 +192,25 @@ impl Subscriber for UiBridge {
                 dimension_name(*dimension),
                 record.role
             ),
+            PolicyEvent::HookRun {
+                event,
+                command,
+                result,
+                exit_code,
+                duration_ms,
+                warning,
+                ..
+            } => {
+                self.sink.emit(AgentEvent::HookRan {
+                    event: event.clone(),
+                    command: command.clone(),
+                    result: result.clone(),
+                    exit_code: *exit_code,
+                    duration: std::time::Duration::from_millis(*duration_ms),
+                    warning: warning.clone(),
+                });
+                return;
+            }
             PolicyEvent::PriceUnknown { model } => format!(
                 "cost: unknown price for {model}; the cost budget is not enforced (add \
                  [pricing.\"{model}\"] to config.toml to enforce it)"

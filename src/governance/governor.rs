@@ -23,11 +23,14 @@ use super::compress::compress;
 use super::cost::PriceBook;
 use super::error::GovernanceError;
 use super::events::{self, EventBus, EventRecord, PolicyEvent, Subscriber};
+use super::hooks::{self, Hooks, MAX_STOP_CONTINUATIONS};
 use super::role_files::RoleSet;
 use super::roles::{self, Limits, Role, ShellPolicy};
 use super::settings::BudgetSettings;
+use crate::config::hooks::HookEvent;
 use crate::model::{ToolCall, Usage};
-use crate::tools::{Args, DispatchOutcome, Policy, PolicyBlock, Registry};
+use crate::permissions::Decision;
+use crate::tools::{Args, DispatchOutcome, HookGate, Policy, PolicyBlock, Registry};
 
 /// Roles, budgets and the policy event bus of one session (shared with subagents).
 pub struct Governor {
@@ -36,6 +39,8 @@ pub struct Governor {
     prices: PriceBook,
     bus: EventBus,
     state: Mutex<State>,
+    /// The user's hooks (issue 18), set once by the session.
+    hooks: std::sync::OnceLock<Hooks>,
 }
 
 struct State {
@@ -47,6 +52,8 @@ struct State {
     levels: [Signal; 3],
     /// Why `before` blocked the call in flight.
     pending: Option<Block>,
+    /// The session's transcript (its JSONL file), for hooks.
+    transcript: Option<std::path::PathBuf>,
 }
 
 impl Governor {
@@ -74,7 +81,9 @@ impl Governor {
                 spending: Spending::default(),
                 levels: [Signal::Ok; 3],
                 pending: None,
+                transcript: None,
             }),
+            hooks: std::sync::OnceLock::new(),
         })
     }
 
@@ -87,6 +96,7 @@ impl Governor {
             spending: Spending::default(),
             levels: [Signal::Ok; 3],
             pending: None,
+            transcript: None,
         };
         Self {
             roles: RoleSet::default(),
@@ -94,6 +104,7 @@ impl Governor {
             prices: PriceBook::default(),
             bus: EventBus::default(),
             state: Mutex::new(state),
+            hooks: std::sync::OnceLock::new(),
         }
     }
 
@@ -115,6 +126,109 @@ impl Governor {
     /// Uses the session store's id in event records (sessions, `--resume`).
     pub(crate) fn set_session_id(&self, id: &str) {
         self.lock().session = id.to_string();
+    }
+
+    /// The session's transcript file, given to hooks as `transcript_path`.
+    pub(crate) fn set_transcript(&self, path: Option<std::path::PathBuf>) {
+        self.lock().transcript = path;
+    }
+
+    /// Uses `hooks` for the rest of the session (the first call wins).
+    pub(crate) fn set_hooks(&self, hooks: Hooks) {
+        let _ = self.hooks.set(hooks);
+    }
+
+    /// Runs the hooks of `event` matching `subject` with the event's `fields` added to the
+    /// common input, records each run as a `HookRun` event, and returns their combined
+    /// verdict. Blocks for as long as the hooks run (off the async workers).
+    pub(crate) fn run_hooks(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> hooks::Outcome {
+        let Some(hooks) = self.hooks.get().filter(|h| h.has(event)) else {
+            return hooks::Outcome::default();
+        };
+        let mut input = {
+            let state = self.lock();
+            hooks::common_input(
+                event,
+                &state.session,
+                state.transcript.as_deref(),
+                hooks.workspace(),
+            )
+        };
+        input.extend(fields);
+        let (outcome, runs) = blocking(|| hooks.run(event, subject, &input));
+        let records = {
+            let state = self.lock();
+            let events = runs
+                .into_iter()
+                .map(|run| PolicyEvent::HookRun {
+                    event: run.event.name().to_string(),
+                    command: run.command,
+                    subject: run.subject,
+                    exit_code: run.exit_code,
+                    result: run.verdict.result().to_string(),
+                    duration_ms: run.duration_ms,
+                    warning: run.verdict.warning,
+                })
+                .collect();
+            self.stamp(&state, events)
+        };
+        self.publish(records);
+        outcome
+    }
+
+    /// `tool_name` and `tool_input`; a file tool's input also gets `file_path`, the path made
+    /// absolute against the workspace, as Claude Code's hook scripts read it.
+    fn tool_fields(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut input = input.clone();
+        if let Some(fields) = input.as_object_mut()
+            && !fields.contains_key("file_path")
+            && let Some(path) = fields.get("path").and_then(serde_json::Value::as_str)
+            && let Some(hooks) = self.hooks.get()
+        {
+            let absolute = hooks.workspace().join(path).display().to_string();
+            fields.insert("file_path".into(), absolute.into());
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_name".into(), tool.into());
+        fields.insert("tool_input".into(), input);
+        fields
+    }
+
+    /// `PostToolUse` (after a call that succeeded, as in Claude Code): hooks see the call and
+    /// its result; a block or context goes to the
+    /// model after the result.
+    fn post_tool_hooks(&self, call: &ToolCall, outcome: &mut DispatchOutcome) {
+        if !self
+            .hooks
+            .get()
+            .is_some_and(|h| h.has(HookEvent::PostToolUse))
+        {
+            return;
+        }
+        let mut fields = self.tool_fields(&call.name, &tool_input(call));
+        let mut response = serde_json::Map::new();
+        response.insert("output".into(), outcome.content.clone().into());
+        response.insert("ok".into(), outcome.ok.into());
+        response.insert("exit_code".into(), outcome.exit_code.into());
+        fields.insert("tool_response".into(), response.into());
+        let result = self.run_hooks(HookEvent::PostToolUse, Some(&call.name), fields);
+        for text in result.block.iter().chain(&result.context) {
+            if !outcome.content.ends_with('\n') {
+                outcome.content.push('\n');
+            }
+            outcome
+                .content
+                .push_str(&format!("PostToolUse hook: {text}"));
+        }
     }
 
     pub(crate) fn role(&self) -> Role {
@@ -368,6 +482,25 @@ fn refusal(role: &Role, tool: &str) -> String {
     }
 }
 
+/// Runs `f`, which blocks on a child process, without stalling an async worker thread.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
+/// The call's arguments as JSON (an object; `{}` when they do not parse).
+fn tool_input(call: &ToolCall) -> serde_json::Value {
+    serde_json::from_str::<serde_json::Value>(&call.arguments)
+        .ok()
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()))
+}
+
 impl Policy for Governor {
     fn on_usage(&self, usage: &Usage) {
         self.record_usage(usage);
@@ -409,8 +542,45 @@ impl Policy for Governor {
         }
     }
 
+    fn pre_tool(&self, tool: &str, args: &Args) -> HookGate {
+        let input = serde_json::Value::Object(args.clone());
+        let outcome = self.run_hooks(
+            HookEvent::PreToolUse,
+            Some(tool),
+            self.tool_fields(tool, &input),
+        );
+        match outcome.block {
+            // Exit 2 or `decision: block`: the call is not run; stderr goes to the model.
+            Some(reason) => HookGate {
+                decision: Some(Decision::Deny),
+                reason: Some(reason),
+            },
+            None => HookGate {
+                decision: outcome.permission,
+                reason: outcome.reason,
+            },
+        }
+    }
+
+    fn waiting(&self, message: &str) {
+        let mut fields = serde_json::Map::new();
+        fields.insert("message".into(), message.into());
+        let _ = self.run_hooks(HookEvent::Notification, None, fields);
+    }
+
+    fn subagent_stop(&self, _answer: &str, continued: u32) -> Option<String> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("stop_hook_active".into(), (continued > 0).into());
+        let outcome = self.run_hooks(HookEvent::SubagentStop, None, fields);
+        outcome.block.filter(|_| continued < MAX_STOP_CONTINUATIONS)
+    }
+
     fn after_tool(&self, call: &ToolCall, outcome: &mut DispatchOutcome, took: Duration) {
+        let succeeded = outcome.ok && outcome.decision.is_some() && !outcome.blocked;
         self.settle(call, outcome, took);
+        if succeeded {
+            self.post_tool_hooks(call, outcome);
+        }
     }
 
     fn exhausted(&self) -> Option<String> {

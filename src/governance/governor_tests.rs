@@ -66,6 +66,7 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
         decision,
         blocked,
         denied: false,
+        by_hook: false,
         exit_code: None,
         display: None,
     }

@@ -8,6 +8,7 @@
 //! - [`cost`]: cost from `usage.cost` or prices; [`compress`]: the `compress` shell policy;
 //! - [`events`]: the event bus and its records; [`log`]: `$AGENT_HOME/events.jsonl`;
 //!   [`audit`]: what is recorded about each tool call;
+//! - [`hooks`]: the user's hook commands on session events (issue 18);
 //! - [`governor`]: all of it per session, as the dispatcher's and the loop's one
 //!   [`crate::tools::Policy`].
 //!
@@ -33,6 +34,7 @@ pub(crate) mod cost;
 pub(crate) mod error;
 pub mod events;
 pub(crate) mod governor;
+pub(crate) mod hooks;
 pub mod log;
 pub(crate) mod role_files;
 pub mod roles;

@@ -33,6 +33,12 @@ pub enum ApprovalAnswer {
 /// Called from a blocking context.
 pub trait Approver: Send + Sync {
     fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer;
+
+    /// Whether [`Approver::ask`] waits for a person (a prompt); `--yes` and the lack of a
+    /// terminal answer at once. `Notification` hooks run only when a person is asked.
+    fn asks_a_person(&self) -> bool {
+        true
+    }
 }
 
 /// `--yes`: every `ask` becomes `allow`.
@@ -43,6 +49,10 @@ impl Approver for AlwaysYes {
     fn ask(&self, _: &ApprovalRequest) -> ApprovalAnswer {
         ApprovalAnswer::Yes
     }
+
+    fn asks_a_person(&self) -> bool {
+        false
+    }
 }
 
 /// No terminal to ask on: every `ask` is declined with an explanation to the model.
@@ -52,5 +62,9 @@ pub(crate) struct NoTerminal;
 impl Approver for NoTerminal {
     fn ask(&self, _: &ApprovalRequest) -> ApprovalAnswer {
         ApprovalAnswer::Unavailable
+    }
+
+    fn asks_a_person(&self) -> bool {
+        false
     }
 }

@@ -61,4 +61,9 @@ impl SessionHandle {
     pub(crate) fn id(&self) -> String {
         self.lock().id().to_string()
     }
+
+    /// The session's JSONL file (it appears with the first message).
+    pub(crate) fn path(&self) -> std::path::PathBuf {
+        self.lock().path().to_path_buf()
+    }
 }

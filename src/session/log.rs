@@ -52,7 +52,7 @@ impl SessionLog {
         &self.header.id
     }
 
-    #[cfg(test)]
+    /// The JSONL file (written from the first message on).
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

@@ -4,7 +4,9 @@
 //! 1. arguments parsed leniently ([`crate::model::types::parse_arguments`]);
 //! 2. the tool looked up by name;
 //! 3. arguments checked against the tool's schema ([`super::schema`]);
-//! 4. the [`Policy`] (role, budget), then permissions (deny / ask → approval / allow);
+//! 4. the [`Policy`] (role, budget, then the `PreToolUse` hooks), then permissions (deny /
+//!    ask → approval / allow; a hook may tighten the verdict or answer an `ask`, never undo a
+//!    `deny`);
 //! 5. the tool run, panics caught;
 //! 6. the result capped (§7.1).
 //!
@@ -14,12 +16,12 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
-use super::policy::Policy;
+use super::policy::{HookGate, Policy};
 use super::{Access, Args, Registry, ToolContext, ToolDisplay};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
 use crate::permissions::{
-    ApprovalAnswer, ApprovalRequest, Approver, Decision, Evaluation, PermissionEngine,
+    ApprovalAnswer, ApprovalRequest, Approver, Decision, Evaluation, PartVerdict, PermissionEngine,
 };
 
 /// The result text the model receives when the user declines.
@@ -38,6 +40,8 @@ pub struct DispatchOutcome {
     pub(crate) blocked: bool,
     /// Set (with `blocked`) when the stop was the user declining the approval.
     pub(crate) denied: bool,
+    /// Set (with `blocked`) when a `PreToolUse` hook refused the call.
+    pub(crate) by_hook: bool,
     /// The exit code of a command that ran to its end (`bash`); `None` for other tools and
     /// for a command that timed out or was interrupted.
     pub(crate) exit_code: Option<i32>,
@@ -52,6 +56,7 @@ impl DispatchOutcome {
             decision: None,
             blocked: false,
             denied: false,
+            by_hook: false,
             exit_code: None,
             display: None,
         }
@@ -128,7 +133,21 @@ impl Dispatcher<'_> {
         if let Err(block) = self.policy.check(&call.name, &args) {
             return DispatchOutcome::blocked(format!("Blocked by policy: {block}"), None);
         }
-        let (decision, access, evaluation) = match self.authorize(&call.name, &args, ctx) {
+        let hook = self.policy.pre_tool(&call.name, &args);
+        if hook.decision == Some(Decision::Deny) {
+            let reason = hook
+                .reason
+                .as_deref()
+                .unwrap_or("a PreToolUse hook denied it");
+            return DispatchOutcome {
+                by_hook: true,
+                ..DispatchOutcome::blocked(
+                    format!("Blocked by hook: {reason}"),
+                    Some(Decision::Deny),
+                )
+            };
+        }
+        let (decision, access, evaluation) = match self.authorize(&call.name, &args, ctx, &hook) {
             Ok(authorized) => authorized,
             Err(outcome) => return outcome,
         };
@@ -142,6 +161,7 @@ impl Dispatcher<'_> {
                 decision: Some(decision),
                 blocked: false,
                 denied: false,
+                by_hook: false,
                 exit_code: output.exit_code,
                 display: output.display,
             },
@@ -169,12 +189,14 @@ impl Dispatcher<'_> {
         }
     }
 
-    /// Step 4 (permissions): `Ok((verdict, access, evaluation))` when the call may run.
+    /// Step 4 (permissions, with what the hooks said): `Ok((verdict, access, evaluation))`
+    /// when the call may run.
     fn authorize(
         &self,
         tool_name: &str,
         args: &Args,
         ctx: &ToolContext<'_>,
+        hook: &HookGate,
     ) -> Result<(Decision, Access, Option<Evaluation>), DispatchOutcome> {
         let Some(tool) = self.registry.get(tool_name) else {
             return Err(DispatchOutcome::error(self.unknown_tool(tool_name)));
@@ -182,7 +204,7 @@ impl Dispatcher<'_> {
         let access = tool.access(args, ctx).map_err(|error| {
             DispatchOutcome::blocked(format!("Error: {tool_name} failed - {error}"), None)
         })?;
-        let (subject, evaluation) = {
+        let (subject, mut evaluation) = {
             let engine = match self.permissions.lock() {
                 Ok(engine) => engine,
                 Err(poisoned) => poisoned.into_inner(),
@@ -201,6 +223,26 @@ impl Dispatcher<'_> {
                 Access::Opaque(text) => (shown(text), engine.check_tool(tool_name, text)),
             }
         };
+        match (evaluation.decision, hook.decision) {
+            // A hook's `allow` answers an `ask` (as in Claude Code); never a `deny`.
+            (Decision::Ask, Some(Decision::Allow)) => {
+                return Ok((Decision::Allow, access, Some(evaluation)));
+            }
+            // A hook's `ask` puts an allowed call to the user.
+            (Decision::Allow, Some(Decision::Ask)) => {
+                evaluation.parts.push(PartVerdict {
+                    command: subject.clone(),
+                    decision: Decision::Ask,
+                    rule: None,
+                    reason: format!(
+                        "a PreToolUse hook asks: {}",
+                        hook.reason.as_deref().unwrap_or("no reason given")
+                    ),
+                });
+                evaluation.decision = Decision::Ask;
+            }
+            _ => {}
+        }
         match evaluation.decision {
             Decision::Allow => Ok((Decision::Allow, access, Some(evaluation))),
             Decision::Deny => Err(DispatchOutcome::blocked(
@@ -214,6 +256,12 @@ impl Dispatcher<'_> {
                     evaluation: evaluation.clone(),
                 };
                 let by_name = matches!(access, Access::Opaque(_));
+                if self.approver.asks_a_person() {
+                    self.policy.waiting(&format!(
+                        "agent needs your approval to run {tool_name}: {}",
+                        request.subject
+                    ));
+                }
                 let decision = self.ask(request, ctx.cancel, by_name)?;
                 Ok((decision, access, Some(evaluation)))
             }

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 pub use dispatch::{DispatchOutcome, Dispatcher, Toolbox};
 pub use files::FileTracker;
-pub use policy::{NoPolicy, Policy, PolicyBlock};
+pub use policy::{HookGate, NoPolicy, Policy, PolicyBlock};
 pub use registry::Registry;
 
 use crate::cancel::CancelToken;

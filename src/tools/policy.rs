@@ -12,6 +12,18 @@ use std::time::Duration;
 
 use super::{Args, DispatchOutcome};
 use crate::model::{ToolCall, Usage};
+use crate::permissions::Decision;
+
+/// What the user's `PreToolUse` hooks said about a call, before the permission rules (issue
+/// 18). The dispatcher combines it with the rules' verdict: `deny` blocks the call, `ask`
+/// makes an `allow` an `ask`, `allow` answers an `ask` without a prompt; a rule's `deny`
+/// always stays a deny, and the sandbox applies whatever the hooks said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookGate {
+    pub(crate) decision: Option<Decision>,
+    /// Why (a blocking hook's stderr, or its `permissionDecisionReason`).
+    pub(crate) reason: Option<String>,
+}
 
 /// Why a policy refused a tool call; the model reads `Blocked by policy: <reason>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,8 +51,23 @@ pub trait Policy: Send + Sync {
         Ok(())
     }
 
+    /// Dispatch step 4, after [`Policy::check`], before permissions: the `PreToolUse` hooks.
+    fn pre_tool(&self, _tool: &str, _args: &Args) -> HookGate {
+        HookGate::default()
+    }
+
+    /// The session waits for the user (an approval): `message` says why (`Notification`
+    /// hooks).
+    fn waiting(&self, _message: &str) {}
+
+    /// A subagent ended with `answer`; `Some(reason)` continues it with the reason
+    /// (`SubagentStop` hooks). `continued`: how many times in a row it was continued so far.
+    fn subagent_stop(&self, _answer: &str, _continued: u32) -> Option<String> {
+        None
+    }
+
     /// After a tool call, before its result is shown and stored; may rewrite the result the
-    /// model gets (compressed shell output, a budget line).
+    /// model gets (compressed shell output, a budget line, `PostToolUse` hook feedback).
     fn after_tool(&self, _call: &ToolCall, _outcome: &mut DispatchOutcome, _took: Duration) {}
 
     /// `Some(why and how to continue)` when the session may not go on (a budget is

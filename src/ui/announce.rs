@@ -23,6 +23,10 @@ impl AnnouncingApprover {
 }
 
 impl Approver for AnnouncingApprover {
+    fn asks_a_person(&self) -> bool {
+        self.inner.asks_a_person()
+    }
+
     fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
         let deciding = request
             .evaluation

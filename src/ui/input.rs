@@ -25,21 +25,17 @@ const MAX_CANDIDATES: usize = 200;
 
 /// Completion, hints and validation for the REPL prompt.
 pub(crate) struct InputHelper {
-    /// `(name, description)` of every slash command.
-    commands: Vec<(&'static str, &'static str)>,
+    /// `(name, description)` of every slash command, built-in and custom.
+    commands: Vec<(String, String)>,
     /// Relative paths are completed from here.
     base: PathBuf,
     painter: Painter,
 }
 
 impl InputHelper {
-    pub(crate) fn new(
-        commands: &[(&'static str, &'static str)],
-        base: PathBuf,
-        painter: Painter,
-    ) -> Self {
+    pub(crate) fn new(commands: Vec<(String, String)>, base: PathBuf, painter: Painter) -> Self {
         Self {
-            commands: commands.to_vec(),
+            commands,
             base,
             painter,
         }
@@ -53,8 +49,8 @@ impl InputHelper {
                 .iter()
                 .filter(|(name, _)| name.starts_with(before_cursor))
                 .map(|(name, _)| Pair {
-                    display: (*name).to_string(),
-                    replacement: (*name).to_string(),
+                    display: name.clone(),
+                    replacement: name.clone(),
                 })
                 .collect();
             return (0, pairs);
@@ -210,12 +206,15 @@ mod tests {
 
     fn helper(base: &Path) -> InputHelper {
         InputHelper::new(
-            &[
+            [
                 ("/help", "h"),
                 ("/exit", "e"),
                 ("/clear", "c"),
                 ("/compact", "k"),
-            ],
+            ]
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.to_string()))
+            .collect(),
             base.to_path_buf(),
             Painter::PLAIN,
         )

@@ -18,6 +18,7 @@
 //! | `notice`, `warning`, `error` | `message` |
 //! | `checkpoint.saved` | `turn`, `snapshot` (commit in the shadow repository), `files`, `skipped` (notes on what was not captured), `first`, `duration_ms` |
 //! | `checkpoint.restored` | `turns`, `snapshot` (restored to), `restored`, `kept` (changed by hand, left alone), `failed` (paths with why) |
+//! | `hook` | `event` (`PreToolUse`, `Stop`, ...), `command`, `result` (`ok`/`blocked`/`allow`/`ask`/`deny`/`warning`), `exit_code` (null on a timeout or signal), `duration_ms`, `warning` (string or null) |
 //! | `turn.completed` | `usage` (`prompt_tokens`, `completion_tokens`, `cached_tokens`, `cost_usd`; null when not reported), `model_calls`, `context_tokens`, `context_window` |
 //!
 //! Progress of a reply held back as a possible tool call ([`AgentEvent::TextHeld`]) is not
@@ -132,6 +133,15 @@ pub(crate) enum JsonEvent<'a> {
     Warning { message: &'a str },
     #[serde(rename = "error")]
     Error { message: &'a str },
+    #[serde(rename = "hook")]
+    Hook {
+        event: &'a str,
+        command: &'a str,
+        result: &'a str,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        warning: Option<&'a str>,
+    },
     #[serde(rename = "todos.changed")]
     TodosChanged {
         todos: &'a [crate::tools::todos::Todo],
@@ -310,6 +320,21 @@ impl<'a> JsonEvent<'a> {
                 restored,
                 kept,
                 failed,
+            },
+            AgentEvent::HookRan {
+                event,
+                command,
+                result,
+                exit_code,
+                duration,
+                warning,
+            } => JsonEvent::Hook {
+                event,
+                command,
+                result,
+                exit_code: *exit_code,
+                duration_ms: millis(*duration),
+                warning: warning.as_deref(),
             },
             AgentEvent::Subagent { event } => JsonEvent::Subagent {
                 event: Box::new(JsonEvent::of(event.as_ref())?),

@@ -15,6 +15,7 @@ pub(crate) mod input;
 pub mod json;
 pub mod lines;
 pub mod markdown;
+pub(crate) mod notify;
 pub(crate) mod print;
 pub mod spinner;
 pub mod style;

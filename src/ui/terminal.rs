@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::markdown::MarkdownStream;
+use super::notify::{self, Action, Notifier};
 use super::spinner::{self, Canvas, Waiting};
 use super::style::{ColorEnv, Painter};
 use super::{diff, highlight, lines, text, theme};
@@ -89,6 +90,10 @@ struct Screen {
     tool_started: Option<Instant>,
     spinner_enabled: bool,
     spinner_drawn: bool,
+    /// The activity stream is a terminal (notifications go only there).
+    activity_tty: bool,
+    /// Bell / desktop notification on approvals and long turns (issue 18).
+    notifier: Option<Notifier>,
 }
 
 /// Renders events as text on the terminal or a pipe.
@@ -116,6 +121,7 @@ impl TerminalSink {
             activity_out.map(|(out, _)| (out, activity_painter)),
             width,
         );
+        sink.lock().activity_tty = activity_tty;
         if !activity_painter.is_plain() {
             sink.enable_spinner();
         }
@@ -153,8 +159,22 @@ impl TerminalSink {
                 tool_started: None,
                 spinner_enabled: false,
                 spinner_drawn: false,
+                activity_tty: false,
+                notifier: None,
             })),
         }
+    }
+
+    /// Notifies approvals and turns longer than `ui.notify_after` as `ui.notify` says, when
+    /// the activity stream is a terminal ([`super::notify`]).
+    pub(crate) fn enable_notifications(&self, ui: &crate::config::UiSettings) {
+        let mut screen = self.lock();
+        screen.notifier = Notifier::new(
+            ui.notify.clone(),
+            ui.escape,
+            ui.notify_after,
+            screen.activity_tty,
+        );
     }
 
     /// Shows a spinner while waiting (only call for a terminal in colour mode).
@@ -269,6 +289,21 @@ impl Screen {
     }
 
     fn handle(&mut self, event: AgentEvent) {
+        let action = self.notifier.as_mut().and_then(|n| n.on_event(&event));
+        self.render(event);
+        match action {
+            Some(Action::Write(bytes)) => {
+                // Raw: the escape must reach the terminal as it is, and moves no cursor.
+                let stream = self.activity();
+                let _ = stream.out.write_all(bytes.as_bytes());
+                let _ = stream.out.flush();
+            }
+            Some(Action::Run { command, message }) => notify::run_command(&command, &message),
+            None => {}
+        }
+    }
+
+    fn render(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta { text } => self.text_delta(&text),
             AgentEvent::TextHeld { chars } => self.held(chars),
@@ -341,9 +376,15 @@ impl Screen {
             }
             // The command that restored prints its own report.
             AgentEvent::CheckpointRestored { .. } => {}
-            AgentEvent::Warning { message } => {
+            AgentEvent::HookRan {
+                warning: Some(message),
+                ..
+            }
+            | AgentEvent::Warning { message } => {
                 self.notice(&format!("warning: {message}"), theme::WARNING);
             }
+            // A hook that did its job is seen through what it did (a blocked call's result).
+            AgentEvent::HookRan { warning: None, .. } => {}
             AgentEvent::Error { message } => {
                 self.notice(&format!("error: {message}"), theme::ERROR)
             }

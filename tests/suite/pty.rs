@@ -421,3 +421,89 @@ fn a_held_back_reply_shows_that_the_model_is_writing() {
         check_request_invariants(&request.body).unwrap();
     }
 }
+
+#[test]
+fn a_custom_command_runs_with_its_arguments_and_completes_with_tab() {
+    let server = MockServer::start(vec![Reply::Sse(text_events(&["fixed it"]))]);
+    let env = TestEnv::with_server(&server);
+    env.write(
+        ".agents/commands/fix-issue.md",
+        "---\ndescription: Fix a GitHub issue\nargument-hint: NUMBER [PRIORITY]\n---\nFix issue #$1 with priority $2 ($ARGUMENTS).\n",
+    );
+    let mut pty = Pty::start_in(env, &server, &[], &[]);
+    pty.expect("›", WAIT);
+    pty.send("/help\r");
+    pty.expect("Fix a GitHub issue", WAIT);
+    pty.expect("›", WAIT);
+    pty.send("/fix-i\t");
+    pty.expect("issue", WAIT);
+    pty.send(" 42 high\r");
+    pty.expect("fixed it", WAIT);
+    pty.expect("›", WAIT);
+    pty.ctrl('d');
+    assert_eq!(pty.exit_code(), 0);
+    let screen = strip(&pty.log);
+    assert!(
+        screen.contains("/fix-issue NUMBER [PRIORITY] Fix a GitHub issue"),
+        "{screen}"
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1);
+    let user = requests[0].messages()[1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        user.starts_with("Fix issue #42 with priority high (42 high)."),
+        "{user}"
+    );
+}
+
+#[test]
+fn approvals_and_finished_turns_ring_the_terminal_unless_notify_is_off() {
+    for notify in ["auto", "off"] {
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events(
+                "call_1",
+                "bash",
+                &json!({"command": "touch rung.txt"}).to_string(),
+            )),
+            Reply::Sse(text_events(&["all done"])),
+        ]);
+        let env = TestEnv::with_server(&server);
+        // A Notification hook hears of the approval too.
+        let heard = env.outside().join("notification.json");
+        env.config(&format!(
+            "[ui]\nnotify = \"{notify}\"\nnotify_after = 0\n\
+             [[hooks.Notification]]\ncommand = \"cat > '{}'\"\n",
+            heard.display()
+        ));
+        let mut pty = Pty::start_in(env, &server, &[], &[]);
+        pty.expect("›", WAIT);
+        pty.send("make the file\r");
+        let before_prompt = pty.expect("allow?", WAIT);
+        pty.send("y");
+        pty.expect("all done", WAIT);
+        let after_answer = pty.expect("›", WAIT);
+        pty.ctrl('d');
+        assert_eq!(pty.exit_code(), 0);
+        let ringing = notify == "auto";
+        assert_eq!(
+            before_prompt.contains('\x07'),
+            ringing,
+            "{notify}: {before_prompt:?}"
+        );
+        assert_eq!(
+            after_answer.contains('\x07'),
+            ringing,
+            "{notify}: {after_answer:?}"
+        );
+        let input: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&heard).unwrap()).unwrap();
+        assert_eq!(input["hook_event_name"], "Notification");
+        assert_eq!(
+            input["message"],
+            "agent needs your approval to run bash: touch rung.txt"
+        );
+    }
+}
