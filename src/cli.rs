@@ -39,6 +39,7 @@ Examples:
   git diff | agent \"review this change\"  the task from stdin
   agent --json -y \"run the tests\" | jq -c 'select(.type == \"tool.finished\")'
   agent check \"rm -rf build\"             how the permission rules rate a command
+  agent undo                             put back the files the last turn changed
 
 Environment:
   BASE_URL, API_KEY, MODEL   the model endpoint (also read from $AGENT_HOME/env)
@@ -177,6 +178,9 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Put back the files the last turn changed (from the workspace's checkpoints), after
+    /// showing what will change and asking; `--list` shows the turns instead.
+    Undo(UndoArgs),
     /// Print shell completions, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -192,6 +196,20 @@ pub(crate) enum Command {
 pub(crate) enum McpCommand {
     /// Start every configured MCP server, list its state and tools, then stop it.
     List,
+}
+
+/// `agent undo` arguments.
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// List the workspace's turns that changed files (newest last) instead of undoing.
+    #[arg(long)]
+    pub list: bool,
+    /// Restore without asking (files changed since the turn are still left alone).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also overwrite files changed since the turn.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `agent check` arguments.

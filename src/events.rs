@@ -109,6 +109,33 @@ pub enum AgentEvent {
     TodosChanged {
         todos: Vec<crate::tools::todos::Todo>,
     },
+    /// The workspace was saved before the turn's first change (checkpoints, issue 16).
+    CheckpointSaved {
+        /// The turn's number in its session.
+        turn: u64,
+        /// The snapshot: a commit in the shadow repository.
+        snapshot: String,
+        /// Files and links captured.
+        files: usize,
+        /// What was not captured, one note each (each path once a session).
+        skipped: Vec<String>,
+        /// The workspace's first snapshot (every file was read).
+        first: bool,
+        duration: Duration,
+    },
+    /// Files were restored from a snapshot (`/undo`, `/rewind`).
+    CheckpointRestored {
+        /// The turns undone.
+        turns: Vec<u64>,
+        /// The snapshot restored to.
+        snapshot: String,
+        /// Paths restored.
+        restored: Vec<String>,
+        /// Paths changed by hand since, left as they were.
+        kept: Vec<String>,
+        /// Paths that could not be restored, with why.
+        failed: Vec<String>,
+    },
     /// A hook ran (issue 18). The terminal shows only a misbehaving hook's warning; `--json`
     /// writes every run.
     HookRan {

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use crate::checkpoints::CheckpointError;
 use crate::config::ConfigError;
 use crate::governance::GovernanceError;
 use crate::model::ModelError;
@@ -62,6 +63,9 @@ pub(crate) enum Error {
     /// The model client could not be built from the settings (a bad header).
     #[error(transparent)]
     Client(#[from] ModelError),
+    /// `agent undo` found nothing to undo, no `git`, or a shadow repository it cannot read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     /// The command line asks for something impossible (`--json` without a task, an unknown
     /// `--tool`, an unreadable or empty stdin).
     #[error("{0}")]
@@ -76,7 +80,7 @@ impl Error {
     /// can fix in the command line or the configuration.
     pub(crate) fn code(&self) -> Exit {
         match self {
-            Error::Failed(_) => Exit::Failure,
+            Error::Failed(_) | Error::Checkpoint(_) => Exit::Failure,
             Error::Config(_)
             | Error::Governance(_)
             | Error::Sandbox(_)

@@ -18,7 +18,7 @@
 //! |---|---|---|
 //! | face | `run`, `commands`, `cli`, `repl`, `oneshot`, [`ui`], `task_input`, `exit` | arguments ([`cli`]), assembling a session and printing the one error line ([`run()`]), subcommands (`check`, `trust`, `doctor`, `sessions`, `mcp`, `completions`, each returning an error that knows its exit code), the REPL and one-shot outer loops, rendering and the approval prompt, exit codes |
 //! | agent loop | [`agent`] | one session's state ([`agent::Agent`]) and the inner model↔tool loop ([`agent::turn::run`]); prompts, the coach for small models, subagents |
-//! | context, governance, session, MCP | [`context`], [`governance`], [`session`], `mcp` | pruning, compaction and the context window (through a narrow `ModelAccess` in `context/compact.rs`, not the loop); roles, budgets and the event log (the [`governance::Governor`], which the loop sees only as a [`tools::Policy`]); the session file and resume; MCP servers as a tool source |
+//! | context, governance, session, checkpoints, MCP | [`context`], [`governance`], [`session`], `checkpoints`, `mcp` | pruning, compaction and the context window (through a narrow `ModelAccess` in `context/compact.rs`, not the loop); roles, budgets and the event log (the [`governance::Governor`], which the loop sees only as a [`tools::Policy`]); the session file and resume; snapshots of the workspace in a shadow git repository before a turn's first change, behind `/undo` and `/rewind`; MCP servers as a tool source |
 //! | events | [`events`] | [`events::AgentEvent`], everything the face is told, and [`events::EventSink`], the one way it is told |
 //! | tools | [`tools`] | the [`tools::Tool`] trait, the registry, the file and shell tools, the defensive dispatcher and the [`tools::Policy`] seam |
 //! | permissions, sandbox, model | [`permissions`], [`sandbox`], [`model`] | the allow / ask / deny rule engine over parsed shell commands and paths; Landlock, seccomp and namespaces around each shell command and its bounded capture; the HTTP client, SSE parsing and the wire format |
@@ -71,6 +71,7 @@
 
 pub mod agent;
 pub mod cancel;
+pub mod checkpoints;
 pub mod cli;
 mod clock;
 mod commands;

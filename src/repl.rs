@@ -10,6 +10,8 @@
 //! A slash command that is not built in runs the custom command or skill of that name
 //! ([`crate::context::commands`]), which `/help` lists and Tab completes too.
 
+mod checkpoints;
+
 use std::path::Path;
 
 use rustyline::error::ReadlineError;
@@ -41,6 +43,15 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/sessions", "list saved sessions of this workspace"),
     ("/resume", "[ID] continue a saved session"),
     ("/mcp", "list MCP servers, their state and their tools"),
+    ("/undo", "put back the files the last turn changed"),
+    (
+        "/rewind",
+        "restore the files to before a turn, and optionally the conversation",
+    ),
+    (
+        "/checkpoints",
+        "list the workspace's checkpoints and their disk use",
+    ),
 ];
 
 /// A parsed line of input.
@@ -60,6 +71,9 @@ pub(crate) enum Input {
     /// `/model` (show) or `/model NAME` (switch).
     Model(Option<String>),
     Mcp,
+    Undo,
+    Rewind,
+    Checkpoints,
     Unknown(String),
     /// A known command with an argument it cannot take: the message saying so.
     BadArgument(String),
@@ -96,6 +110,9 @@ impl Input {
             "/resume" => Self::Resume(argument),
             "/model" => Self::Model(argument),
             "/mcp" => Self::Mcp,
+            "/undo" => Self::Undo,
+            "/rewind" => Self::Rewind,
+            "/checkpoints" => Self::Checkpoints,
             other => Self::Unknown(other.to_string()),
         }
     }
@@ -129,7 +146,7 @@ fn bad_argument(command: &str, argument: &str) -> Option<String> {
 pub(crate) fn help_text(custom: &Commands) -> String {
     let mut text = String::from("Type a task, or a command:\n");
     for (name, what) in COMMANDS {
-        text.push_str(&format!("  {name:<10} {what}\n"));
+        text.push_str(&format!("  {name:<13} {what}\n"));
     }
     let shown: Vec<_> = custom
         .list()
@@ -255,8 +272,18 @@ pub(crate) async fn run(agent: &mut Agent, ui: &UiSettings) -> Exit {
                 memory_command(agent, input);
             }
             Input::Task(task) => run_task(agent, &task).await,
+            Input::Undo => checkpoints::undo(agent, &mut ask(&mut editor)),
+            Input::Rewind => checkpoints::rewind(agent, &mut ask(&mut editor)),
+            Input::Checkpoints => checkpoints::overview_command(agent),
         }
     }
+}
+
+/// A question for the user, answered on the prompt's line editor (`None`: Ctrl-C, Ctrl-D).
+fn ask(
+    editor: &mut Editor<InputHelper, DefaultHistory>,
+) -> impl FnMut(&str) -> Option<String> + '_ {
+    move |question| tokio::task::block_in_place(|| editor.readline(question)).ok()
 }
 
 /// Adds `line` to the history and saves it (failures to save are not worth a message).

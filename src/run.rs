@@ -67,6 +67,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         Some(Command::Doctor) => commands::doctor::run(&cli.run),
         Some(Command::Mcp { command }) => commands::mcp::run(command, &cli.run),
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Undo(args)) => commands::undo::run(&args, &cli.run),
         Some(Command::Sandbox(args)) => {
             let args: Vec<OsString> = args.args.into_iter().map(OsString::from).collect();
             return helper_exit(sandbox::helper::main(&args));
@@ -251,6 +252,7 @@ fn build_agent(
     warn(settings.mcp.warnings.clone());
     let mcp =
         crate::mcp::McpServers::start(&settings.mcp).map_err(|e| Error::Failed(e.to_string()))?;
+    let checkpoints = checkpoints(settings.checkpoints, &settings.paths, &sink);
     let mut agent = Agent::new(AgentParts {
         paths: settings.paths,
         client,
@@ -266,6 +268,9 @@ fn build_agent(
     agent.set_governor(governance.governor);
     if let Some(mcp) = mcp {
         agent.set_mcp(mcp);
+    }
+    if let Some(checkpoints) = checkpoints {
+        agent.set_checkpoints(Arc::from(checkpoints));
     }
     let resumed = match settings.resume {
         Some(id) => Some(agent.resume(Some(id.as_str()).filter(|id| !id.is_empty()))?),
@@ -290,4 +295,25 @@ fn build_agent(
         });
     }
     Ok(agent)
+}
+
+/// The workspace's checkpoints (issue 16), unless they are off; a warning says why when
+/// `git` is missing, another when the project file tried to set them.
+fn checkpoints(
+    settings: crate::config::CheckpointSettings,
+    paths: &crate::config::Paths,
+    sink: &Arc<dyn EventSink>,
+) -> Option<Box<crate::checkpoints::Checkpoints>> {
+    use crate::checkpoints::{Checkpoints, Setup};
+    for message in settings.warnings.clone() {
+        sink.emit(AgentEvent::Warning { message });
+    }
+    match Checkpoints::setup(settings, &paths.agent_home, &paths.workspace) {
+        Setup::On(checkpoints) => Some(checkpoints),
+        Setup::Disabled => None,
+        Setup::NoGit(message) => {
+            sink.emit(AgentEvent::Warning { message });
+            None
+        }
+    }
 }

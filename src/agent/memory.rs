@@ -216,6 +216,7 @@ impl Agent {
             todos: loaded.todos.len(),
         };
         self.history = loaded.history;
+        self.checkpoints.turns = loaded.turns;
         self.saved.todos.set(loaded.todos);
         self.saved
             .todos_seen
@@ -250,6 +251,7 @@ impl Agent {
             .store(self.saved.todos.version(), Ordering::SeqCst);
         self.saved.governance = None;
         self.context.reset();
+        self.checkpoints.reset();
     }
 
     /// Saves the governor's role and spending in the session (after each turn).

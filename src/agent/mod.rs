@@ -1,5 +1,6 @@
 //! The agent: one session's state and the inner loop that drives the model and the tools.
 
+pub(crate) mod checkpoint;
 pub(crate) mod coach;
 
 pub(crate) mod facts;
@@ -81,6 +82,8 @@ pub struct Agent {
     /// The session's MCP servers, when any are configured (their tools reach the model
     /// through the registry).
     mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// Turn numbers and the workspace's checkpoints ([`checkpoint`]).
+    checkpoints: checkpoint::SessionCheckpoints,
     /// Custom slash commands of the session (`set_memory`).
     commands: Arc<crate::context::commands::Commands>,
     /// Context from `SessionStart` hooks, for the next turn.
@@ -133,6 +136,7 @@ impl Agent {
             coach,
             settings: parts.loop_settings,
             mcp: None,
+            checkpoints: checkpoint::SessionCheckpoints::default(),
             commands: Arc::default(),
             session_context: Vec::new(),
             compact_governor,
@@ -265,6 +269,7 @@ impl Agent {
             });
             self.history.push(note);
         }
+        let recorder = self.start_turn_checkpoint(input);
         let tools = ToolContext {
             workspace: &self.paths.workspace,
             cwd: &self.paths.cwd,
@@ -272,6 +277,9 @@ impl Agent {
             exec: &self.exec,
             cancel,
             max_output_chars: self.context.settings().max_output_chars,
+            before_run: recorder
+                .as_deref()
+                .map(|r| r as &dyn crate::tools::BeforeRun),
         };
         let dispatcher = self.tools.dispatcher();
         let workspace = self.paths.workspace.clone();
@@ -313,6 +321,7 @@ impl Agent {
             self.history.push(note);
             outcome = turn::run(&cx, &mut self.history, cancel, &mut stats).await;
         }
+        self.finish_turn_checkpoint(recorder);
         // Without `usage.cost` from the provider, the turn's cost is what the governor priced
         // (subagents included); unknown when a call could not be priced.
         let spending = self.governor.spending();

@@ -7,9 +7,9 @@
 //! | `agent check CMD` | [`check`] | paths, permission rules |
 //! | `agent doctor` | [`doctor`] | endpoint, `[provider]`, `[model]`, MCP servers |
 //! | `agent mcp list` | [`mcp`] | MCP servers |
-//! | `agent mcp list` | [`mcp`] | MCP servers |
 //! | `agent sessions` | [`sessions`] | paths |
 //! | `agent trust` | [`trust`] | paths, the project's rules |
+//! | `agent undo [--list]` | [`undo`] | paths, `[checkpoints]` |
 //! | `agent completions SHELL` | [`completions`] | nothing |
 
 pub(crate) mod check;
@@ -18,6 +18,7 @@ pub(crate) mod doctor;
 pub(crate) mod mcp;
 pub(crate) mod sessions;
 pub(crate) mod trust;
+pub(crate) mod undo;
 
 use crate::cli::RunArgs;
 use crate::config::{Environment, Sources};

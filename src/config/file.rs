@@ -42,6 +42,23 @@ pub struct FileConfig {
     pub(crate) hooks: BTreeMap<String, Vec<super::hooks::HookSpec>>,
     #[serde(default)]
     pub(crate) ui: super::ui::UiSection,
+    /// `[checkpoints]`: snapshots of the workspace for `/undo` (issue 16); user file only.
+    #[serde(default)]
+    pub checkpoints: CheckpointsSection,
+}
+
+/// `[checkpoints]`; resolved by [`super::CheckpointSettings`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsSection {
+    /// Snapshot the workspace before each turn's first change (default true).
+    pub enabled: Option<bool>,
+    /// Files larger than this many bytes are not captured (default 10,000,000).
+    pub max_file_bytes: Option<u64>,
+    /// Turns whose snapshots are kept, newest first (default 100).
+    pub keep: Option<usize>,
+    /// Days a snapshot is kept (default 14).
+    pub keep_days: Option<u64>,
 }
 
 /// `[model]`: how the loop treats the model (SPEC §3.5).

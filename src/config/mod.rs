@@ -12,8 +12,9 @@
 //!   [`ProviderSettings`] (model client), [`PermissionSettings`] (rule engine),
 //!   [`SandboxSettings`] (sandbox), [`ContextSettings`] (context manager),
 //!   [`GovernanceSettings`] (roles and budgets), [`LoopSettings`] (the loop),
-//!   [`McpSettings`] (MCP servers), [`HookSettings`] (hooks), [`UiSettings`] (the face), and the [`Paths`] of the run. A subcommand resolves only the parts it needs
-//!   (`agent check` works without an endpoint).
+//!   [`McpSettings`] (MCP servers), [`HookSettings`] (hooks), [`CheckpointSettings`]
+//!   (checkpoints), [`UiSettings`] (the face), and the [`Paths`] of the run. A subcommand
+//!   resolves only the parts it needs (`agent check` works without an endpoint).
 //!
 //! Precedence: flags > process environment > `$AGENT_HOME/env` for the endpoint; flags >
 //! project file > user file > defaults for the rest, where the project file of an untrusted
@@ -22,6 +23,7 @@
 //! Nothing here touches the process environment; callers pass a snapshot ([`Environment`])
 //! so tests never mutate global state. Nothing here prints.
 
+pub(crate) mod checkpoints;
 pub(crate) mod context;
 pub(crate) mod endpoint;
 pub(crate) mod envfile;
@@ -42,6 +44,7 @@ pub(crate) mod ui;
 
 use std::path::PathBuf;
 
+pub use checkpoints::CheckpointSettings;
 pub use context::ContextSettings;
 pub use endpoint::{Endpoint, EndpointSettings};
 pub use file::FileConfig;

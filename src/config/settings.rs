@@ -5,8 +5,9 @@
 
 use super::endpoint::Endpoint;
 use super::{
-    ConfigError, ContextSettings, GovernanceSettings, HookSettings, LoopSettings, McpSettings,
-    Paths, PermissionSettings, ProviderSettings, SandboxSettings, Sources, UiSettings,
+    CheckpointSettings, ConfigError, ContextSettings, GovernanceSettings, HookSettings,
+    LoopSettings, McpSettings, Paths, PermissionSettings, ProviderSettings, SandboxSettings,
+    Sources, UiSettings,
 };
 
 /// The resolved settings of one session.
@@ -31,6 +32,8 @@ pub struct Settings {
     pub(crate) mcp: McpSettings,
     /// The hooks to run (project hooks only in a trusted workspace).
     pub(crate) hooks: HookSettings,
+    /// `[checkpoints]` (user file only): for the checkpoints.
+    pub(crate) checkpoints: CheckpointSettings,
     /// `--json`, `--yes`, colours, history file: for the face.
     pub(crate) ui: UiSettings,
     /// `--resume [ID]`: `Some("")` for the newest session of the workspace.
@@ -41,7 +44,7 @@ pub struct Settings {
 
 impl Settings {
     /// Resolves every part, in this order: endpoint, provider, permissions, governance,
-    /// context, sandbox, loop, MCP servers, hooks, UI.
+    /// context, sandbox, loop, MCP servers, hooks, checkpoints, UI.
     ///
     /// # Errors
     /// The first [`ConfigError`]: a missing or bad endpoint, a bad value in a config file.
@@ -64,6 +67,7 @@ impl Settings {
             loop_settings,
             mcp: McpSettings::resolve(sources),
             hooks: HookSettings::resolve(sources),
+            checkpoints: CheckpointSettings::resolve(sources),
             ui: UiSettings::resolve(sources),
             resume: sources.flags.resume.clone(),
             warnings: sources.ignored_in_project(),

@@ -83,6 +83,26 @@ pub enum PolicyEvent {
     PriceUnknown {
         model: String,
     },
+    /// The workspace was saved before a turn's first change (checkpoints).
+    CheckpointSaved {
+        turn: u64,
+        /// The commit in the workspace's shadow repository.
+        snapshot: String,
+        files: usize,
+        /// Paths not captured (too large, unreadable).
+        skipped: usize,
+        duration_ms: u64,
+    },
+    /// Files were restored from a checkpoint (`/undo`, `/rewind`, `agent undo`).
+    CheckpointRestored {
+        turns: Vec<u64>,
+        /// The snapshot restored to.
+        snapshot: String,
+        restored: usize,
+        /// Changed by hand since, left as they were.
+        kept: usize,
+        failed: usize,
+    },
     /// One run of one hook (issue 18).
     HookRun {
         /// The hook event (`PreToolUse`, `Stop`, ...).

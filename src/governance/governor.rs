@@ -389,6 +389,13 @@ impl Governor {
             .collect()
     }
 
+    /// Stamps `event` with the session and role and publishes it (events that happen
+    /// outside governance, such as checkpoints, still belong in the event log).
+    pub fn record_event(&self, event: PolicyEvent) {
+        let records = self.stamp(&self.lock(), vec![event]);
+        self.publish(records);
+    }
+
     /// Publishes outside the state lock, so subscribers may call back into the governor.
     fn publish(&self, records: Vec<EventRecord>) {
         for record in &records {

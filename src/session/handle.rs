@@ -53,6 +53,11 @@ impl SessionHandle {
         self.failed.store(false, Ordering::SeqCst);
     }
 
+    /// Whether records still reach the file (saving has not failed).
+    pub(crate) fn is_saving(&self) -> bool {
+        !self.failed.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn id(&self) -> String {
         self.lock().id().to_string()
     }

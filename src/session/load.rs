@@ -34,6 +34,8 @@ pub struct Loaded {
     pub(crate) interrupted: usize,
     /// What was skipped, for the user.
     pub(crate) warnings: Vec<String>,
+    /// The session's turns (checkpoints name them by number).
+    pub(crate) turns: super::turns::Turns,
 }
 
 /// Loads the session file at `path`.
@@ -54,6 +56,7 @@ pub fn load(path: &Path) -> Result<Loaded, SessionError> {
         messages: 0,
         interrupted: 0,
         warnings: Vec::new(),
+        turns: super::turns::Turns::default(),
     };
     let mut corrupt = 0;
     let lines: Vec<&str> = text.split('\n').collect();
@@ -89,6 +92,9 @@ fn apply(loaded: &mut Loaded, record: Record) {
         Record::Session(header) => loaded.header = header,
         Record::Message { message } => {
             loaded.messages += 1;
+            if message.role == Role::User && !message.is_from_harness() {
+                loaded.turns.start();
+            }
             loaded.history.push(message);
         }
         Record::Todos { todos } => loaded.todos = todos,
@@ -97,6 +103,11 @@ fn apply(loaded: &mut Loaded, record: Record) {
             crate::context::prune::apply(&mut loaded.history, &stubs);
         }
         Record::Compacted(compaction) => compaction.apply(&mut loaded.history),
+        Record::Rewound { turn, keep } => {
+            loaded.history.truncate(keep);
+            loaded.turns.cut_from(turn);
+        }
+        Record::Checkpoint { .. } | Record::Restored { .. } => {}
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`mod@load`]: replay, skipping torn or corrupt lines, and repair of interrupted calls.
 //! - [`mod@list`]: listing and choosing the session to resume.
 //! - [`handle`]: the running session's log, shared by the agent and its hooks.
+//! - [`turns`]: turn numbers, and where a turn starts in the history.
 //!
 //! Session ids are `YYYYMMDD-HHMMSS-xxxx` (UTC start time and 4 hex digits), so they sort by
 //! start time and are safe as file names.
@@ -15,6 +16,7 @@ pub mod list;
 pub mod load;
 pub(crate) mod log;
 pub(crate) mod record;
+pub(crate) mod turns;
 
 use std::path::PathBuf;
 
@@ -23,6 +25,7 @@ pub use list::{SessionInfo, find, list};
 pub use load::{Loaded, load};
 pub(crate) use log::SessionLog;
 pub(crate) use record::{Header, Record};
+pub(crate) use turns::Turns;
 
 /// What can go wrong finding, reading or writing a session. None of these end a running
 /// session: a write failure is shown once and the session goes on unsaved.

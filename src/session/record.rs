@@ -7,9 +7,12 @@
 //! {"type":"pruned","stubs":[{"index":2,"id":"call_1","text":"[pruned to save context: ...]"}]}
 //! {"type":"compacted","head":[...],"kept_from":14}
 //! {"type":"governance","state":{...}}
+//! {"type":"checkpoint","turn":3,"snapshot":"<commit>","files":120}
+//! {"type":"restored","turns":[3],"snapshot":"<commit>","files":["src/a.rs"]}
+//! {"type":"rewound","turn":3,"keep":14}
 //! ```
 //!
-//! Messages are stored in full as they happen; `pruned` and `compacted` record how the
+//! Messages are stored in full as they happen; `pruned`, `compacted` and `rewound` record how the
 //! in-memory history was changed since, so replaying the file in order rebuilds exactly the
 //! history the model last saw. Unknown `type`s are skipped on load (newer versions may add
 //! some).
@@ -60,6 +63,25 @@ pub(crate) enum Record {
     /// Opaque governance state (role, budget spending); the latest one wins on resume.
     Governance {
         state: serde_json::Value,
+    },
+    /// The workspace was saved before turn `turn`'s first change (checkpoints).
+    Checkpoint {
+        turn: u64,
+        /// The commit in the workspace's shadow repository.
+        snapshot: String,
+        files: usize,
+    },
+    /// Files were restored to `snapshot` (`/undo`, `/rewind`), undoing `turns`.
+    Restored {
+        turns: Vec<u64>,
+        snapshot: String,
+        files: Vec<String>,
+    },
+    /// The conversation was cut back to before turn `turn` (`/rewind`): the history keeps
+    /// its first `keep` messages, and that turn and every later one are over.
+    Rewound {
+        turn: u64,
+        keep: usize,
     },
 }
 

@@ -21,7 +21,7 @@ use super::{Access, Args, Registry, ToolContext, ToolDisplay, ToolErrorKind};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
 use crate::permissions::{
-    ApprovalAnswer, ApprovalRequest, Approver, Decision, PartVerdict, PermissionEngine,
+    ApprovalAnswer, ApprovalRequest, Approver, Decision, Evaluation, PartVerdict, PermissionEngine,
 };
 
 /// The result text the model receives when the user declines.
@@ -150,10 +150,13 @@ impl Dispatcher<'_> {
                 )
             };
         }
-        let decision = match self.authorize(&call.name, &args, ctx, &hook) {
-            Ok(decision) => decision,
+        let (decision, access, evaluation) = match self.authorize(&call.name, &args, ctx, &hook) {
+            Ok(authorized) => authorized,
             Err(outcome) => return outcome,
         };
+        if let Some(hook) = ctx.before_run {
+            hook.before_run(&call.name, &access, evaluation.as_ref(), ctx.cancel);
+        }
         match catch_unwind(AssertUnwindSafe(|| tool.run(&args, ctx))) {
             Ok(Ok(output)) => DispatchOutcome {
                 content: cap(&output.text, ctx.max_output_chars),
@@ -191,14 +194,15 @@ impl Dispatcher<'_> {
         }
     }
 
-    /// Step 4 (permissions, with what the hooks said): `Ok(verdict)` when the call may run.
+    /// Step 4 (permissions, with what the hooks said): `Ok((verdict, access, evaluation))`
+    /// when the call may run.
     fn authorize(
         &self,
         tool_name: &str,
         args: &Args,
         ctx: &ToolContext<'_>,
         hook: &HookGate,
-    ) -> Result<Decision, DispatchOutcome> {
+    ) -> Result<(Decision, Access, Option<Evaluation>), DispatchOutcome> {
         let Some(tool) = self.registry.get(tool_name) else {
             return Err(DispatchOutcome::error(self.unknown_tool(tool_name)));
         };
@@ -212,7 +216,7 @@ impl Dispatcher<'_> {
                 Err(poisoned) => poisoned.into_inner(),
             };
             match &access {
-                Access::None => return Ok(Decision::Allow),
+                Access::None => return Ok((Decision::Allow, access, None)),
                 Access::Command(command) => (command.clone(), engine.check_bash(command)),
                 Access::Read(path) => (
                     path.display().to_string(),
@@ -227,7 +231,9 @@ impl Dispatcher<'_> {
         };
         match (evaluation.decision, hook.decision) {
             // A hook's `allow` answers an `ask` (as in Claude Code); never a `deny`.
-            (Decision::Ask, Some(Decision::Allow)) => return Ok(Decision::Allow),
+            (Decision::Ask, Some(Decision::Allow)) => {
+                return Ok((Decision::Allow, access, Some(evaluation)));
+            }
             // A hook's `ask` puts an allowed call to the user.
             (Decision::Allow, Some(Decision::Ask)) => {
                 evaluation.parts.push(PartVerdict {
@@ -244,7 +250,7 @@ impl Dispatcher<'_> {
             _ => {}
         }
         match evaluation.decision {
-            Decision::Allow => Ok(Decision::Allow),
+            Decision::Allow => Ok((Decision::Allow, access, Some(evaluation))),
             Decision::Deny => Err(DispatchOutcome::blocked(
                 format!("Blocked by policy: {}", evaluation.summary()),
                 Some(Decision::Deny),
@@ -253,7 +259,7 @@ impl Dispatcher<'_> {
                 let request = ApprovalRequest {
                     tool: tool_name.to_string(),
                     subject,
-                    evaluation,
+                    evaluation: evaluation.clone(),
                 };
                 let by_name = matches!(access, Access::Opaque(_));
                 if self.approver.asks_a_person() {
@@ -262,7 +268,8 @@ impl Dispatcher<'_> {
                         request.subject
                     ));
                 }
-                self.ask(request, ctx.cancel, by_name)
+                let decision = self.ask(request, ctx.cancel, by_name)?;
+                Ok((decision, access, Some(evaluation)))
             }
         }
     }

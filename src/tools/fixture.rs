@@ -47,6 +47,7 @@ impl Fixture {
             exec: &self.exec,
             cancel: &self.cancel,
             max_output_chars: self.max_output_chars,
+            before_run: None,
         }
     }
 

@@ -74,6 +74,23 @@ pub struct ToolContext<'a> {
     pub cancel: &'a CancelToken,
     /// Cap on the result text, in characters (§7.1).
     pub max_output_chars: usize,
+    /// Told before each call runs, after its permission check (checkpoints, issue 16).
+    pub before_run: Option<&'a dyn BeforeRun>,
+}
+
+/// Told about a tool call that is about to run: its permission check passed (or it needs
+/// none), nothing has happened yet. The checkpoints implement it to snapshot the workspace
+/// before a turn's first change; `evaluation` is the permission verdict (`None` for a call
+/// with [`Access::None`]).
+pub trait BeforeRun: Send + Sync {
+    /// `cancel` is the turn's: long work here stops when the user interrupts.
+    fn before_run(
+        &self,
+        tool: &str,
+        access: &Access,
+        evaluation: Option<&crate::permissions::Evaluation>,
+        cancel: &CancelToken,
+    );
 }
 
 /// A successful result.

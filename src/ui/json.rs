@@ -16,6 +16,8 @@
 //! | `tool.finished` | `call_id`, `tool`, `ok`, `output` (what the model receives), `duration_ms`, `diff` (unified diff of an edit, or null) |
 //! | `retry` | `attempt`, `max_attempts`, `delay_ms`, `reason` |
 //! | `notice`, `warning`, `error` | `message` |
+//! | `checkpoint.saved` | `turn`, `snapshot` (commit in the shadow repository), `files`, `skipped` (notes on what was not captured), `first`, `duration_ms` |
+//! | `checkpoint.restored` | `turns`, `snapshot` (restored to), `restored`, `kept` (changed by hand, left alone), `failed` (paths with why) |
 //! | `hook` | `event` (`PreToolUse`, `Stop`, ...), `command`, `result` (`ok`/`blocked`/`allow`/`ask`/`deny`/`warning`), `exit_code` (null on a timeout or signal), `duration_ms`, `warning` (string or null) |
 //! | `turn.completed` | `usage` (`prompt_tokens`, `completion_tokens`, `cached_tokens`, `cost_usd`; null when not reported), `model_calls`, `context_tokens`, `context_window` |
 //!
@@ -147,6 +149,23 @@ pub(crate) enum JsonEvent<'a> {
     /// An event of a subagent (`task`), wrapped.
     #[serde(rename = "subagent")]
     Subagent { event: Box<JsonEvent<'a>> },
+    #[serde(rename = "checkpoint.saved")]
+    CheckpointSaved {
+        turn: u64,
+        snapshot: &'a str,
+        files: usize,
+        skipped: &'a [String],
+        first: bool,
+        duration_ms: u64,
+    },
+    #[serde(rename = "checkpoint.restored")]
+    CheckpointRestored {
+        turns: &'a [u64],
+        snapshot: &'a str,
+        restored: &'a [String],
+        kept: &'a [String],
+        failed: &'a [String],
+    },
     #[serde(rename = "turn.completed")]
     TurnCompleted {
         usage: Option<JsonUsage>,
@@ -274,6 +293,34 @@ impl<'a> JsonEvent<'a> {
             AgentEvent::Warning { message } => JsonEvent::Warning { message },
             AgentEvent::Error { message } => JsonEvent::Error { message },
             AgentEvent::TodosChanged { todos } => JsonEvent::TodosChanged { todos },
+            AgentEvent::CheckpointSaved {
+                turn,
+                snapshot,
+                files,
+                skipped,
+                first,
+                duration,
+            } => JsonEvent::CheckpointSaved {
+                turn: *turn,
+                snapshot,
+                files: *files,
+                skipped,
+                first: *first,
+                duration_ms: millis(*duration),
+            },
+            AgentEvent::CheckpointRestored {
+                turns,
+                snapshot,
+                restored,
+                kept,
+                failed,
+            } => JsonEvent::CheckpointRestored {
+                turns,
+                snapshot,
+                restored,
+                kept,
+                failed,
+            },
             AgentEvent::HookRan {
                 event,
                 command,

@@ -72,6 +72,29 @@ pub fn preview(
     out
 }
 
+/// `checkpoint: saved 10,019 files in 2.1 s; /undo puts back what this turn changes`: after
+/// a workspace's first snapshot (later ones are quick and silent).
+pub fn checkpoint_line(files: usize, took: std::time::Duration) -> String {
+    format!(
+        "checkpoint: saved {} files in {:.1} s; /undo puts back what this turn changes",
+        thousands(files as u64),
+        took.as_secs_f64()
+    )
+}
+
+/// `10019` → `10,019`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `12.3k in · 456 out · $0.0123 · context 9% of 128k`, or `usage not reported` when the
 /// server sent none. Cached tokens and the number of model calls appear when there are any.
 pub fn usage_line(

@@ -7,6 +7,7 @@
 
 pub(crate) mod announce;
 pub(crate) mod approval;
+pub(crate) mod checkpoints;
 pub mod diff;
 pub mod highlight;
 pub(crate) mod inline;

@@ -358,6 +358,24 @@ impl Screen {
                 self.notice(&todos_block(&todos, ""), theme::SECONDARY);
             }
             AgentEvent::Subagent { event } => self.child_event(*event),
+            AgentEvent::CheckpointSaved {
+                files,
+                skipped,
+                first,
+                duration,
+                ..
+            } => {
+                if first {
+                    let line = lines::checkpoint_line(files, duration);
+                    self.notice(&line, theme::SECONDARY);
+                }
+                for note in skipped {
+                    let line = format!("warning: checkpoint: not captured: {note}");
+                    self.notice(&line, theme::WARNING);
+                }
+            }
+            // The command that restored prints its own report.
+            AgentEvent::CheckpointRestored { .. } => {}
             AgentEvent::HookRan {
                 warning: Some(message),
                 ..

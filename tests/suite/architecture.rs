@@ -31,8 +31,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("agent loop", &["agent"]),
     (
-        "context, governance, session, MCP servers",
-        &["context", "governance", "session", "mcp"],
+        "context, governance, session, MCP servers, checkpoints",
+        &["context", "governance", "session", "mcp", "checkpoints"],
     ),
     ("events the face is told", &["events"]),
     ("tools", &["tools"]),

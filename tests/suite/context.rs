@@ -147,6 +147,7 @@ async fn run_loop(
         exec: &exec,
         cancel: &cancel,
         max_output_chars: 1_000_000,
+        before_run: None,
     };
     let sink: Arc<dyn EventSink> = events.clone();
     let context = ContextManager::new(settings);

@@ -1,5 +1,6 @@
 mod architecture;
 mod bash_tool;
+mod checkpoints;
 mod cli;
 mod closed_pipe;
 mod commands;

@@ -829,6 +829,7 @@ mod session {
             exec: &exec,
             cancel: &cancel,
             max_output_chars: 10_000,
+            before_run: None,
         };
         let call = |command: &str| {
             let call = ToolCall {

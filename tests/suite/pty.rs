@@ -17,13 +17,13 @@ use crate::support::sse::{check_request_invariants, text_events, tool_events};
 use crate::support::{MockServer, Reply, TestEnv};
 
 /// Generous: the machine is shared and debug builds are slow to start.
-const WAIT: Duration = Duration::from_secs(20);
+pub(super) const WAIT: Duration = Duration::from_secs(20);
 
-struct Pty {
+pub(super) struct Pty {
     session: OsSession,
     /// Everything read so far, escape codes included.
-    log: String,
-    env: TestEnv,
+    pub(super) log: String,
+    pub(super) env: TestEnv,
 }
 
 impl Pty {
@@ -32,8 +32,13 @@ impl Pty {
         Self::start_in(TestEnv::with_server(server), server, args, vars)
     }
 
-    /// Like [`Pty::start`], in a prepared environment.
-    fn start_in(env: TestEnv, server: &MockServer, args: &[&str], vars: &[(&str, &str)]) -> Self {
+    /// Like [`Pty::start`], in a test environment the caller prepared.
+    pub(super) fn start_in(
+        env: TestEnv,
+        server: &MockServer,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
         cmd.args(args)
             .env_clear()
@@ -61,7 +66,7 @@ impl Pty {
 
     /// Waits until `needle` appears; returns what came before it. Panics with the screen
     /// output so far when it does not come within `timeout`.
-    fn expect(&mut self, needle: &str, timeout: Duration) -> String {
+    pub(super) fn expect(&mut self, needle: &str, timeout: Duration) -> String {
         self.session.set_expect_timeout(Some(timeout));
         match self.session.expect(needle) {
             Ok(found) => {
@@ -76,18 +81,18 @@ impl Pty {
         }
     }
 
-    fn send(&mut self, text: &str) {
+    pub(super) fn send(&mut self, text: &str) {
         self.session.send(text).expect("write to pty");
     }
 
     /// Ctrl-<key>.
-    fn ctrl(&mut self, key: char) {
+    pub(super) fn ctrl(&mut self, key: char) {
         let byte = (key.to_ascii_uppercase() as u8) & 0x1f;
         self.session.send([byte]).expect("write to pty");
     }
 
     /// Waits for the process to end and returns its exit code.
-    fn exit_code(&mut self) -> i32 {
+    pub(super) fn exit_code(&mut self) -> i32 {
         let deadline = Instant::now() + WAIT;
         loop {
             // Keep draining output so the child never blocks on a full pty.
@@ -107,7 +112,7 @@ impl Pty {
 }
 
 /// `text` without escape sequences.
-fn strip(text: &str) -> String {
+pub(super) fn strip(text: &str) -> String {
     agent::ui::text::clean(text, 4)
 }
 

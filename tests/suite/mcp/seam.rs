@@ -142,6 +142,7 @@ fn always_allows_the_opaque_tool_for_the_session_but_never_over_a_deny() {
         exec: &exec,
         cancel: &cancel,
         max_output_chars: 10_000,
+        before_run: None,
     };
     let call = |name: &str, x: &str| {
         let call = ToolCall {

@@ -1,0 +1,121 @@
+//! Retention: snapshots of the newest `keep` turns (100 by default) that are younger than
+//! `keep_days` (14) are kept; a turn past either limit is dropped from the ledger with its
+//! refs, and `git gc` then removes what nothing refers to any more. The gc runs in the
+//! background after a turn (never before a tool call), at most once an hour, and keeps
+//! objects younger than an hour so a snapshot being written meanwhile is never pruned.
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use super::CheckpointError;
+use super::ledger::{Ledger, Line, TurnKey, fold};
+use super::shadow::{Lock, Store};
+
+/// Least time between two gc runs.
+const GC_EVERY: Duration = Duration::from_secs(3600);
+
+/// What pruning removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Pruned {
+    pub(crate) turns: usize,
+    pub(crate) refs: usize,
+}
+
+/// Drops turns past the limits from the ledger and deletes the refs nothing needs.
+/// Call with the store's lock held.
+///
+/// # Errors
+/// [`CheckpointError`] when the ledger cannot be rewritten or git fails.
+pub(crate) fn prune(
+    store: &Store,
+    ledger: &Ledger,
+    keep: usize,
+    keep_days: u64,
+    now: u64,
+    _lock: &Lock,
+) -> Result<Pruned, CheckpointError> {
+    let lines = ledger.lines();
+    let turns = fold(&lines);
+    let cutoff = now.saturating_sub(keep_days.saturating_mul(86_400));
+    let kept: HashSet<&TurnKey> = turns
+        .iter()
+        .rev()
+        .take(keep)
+        .filter(|t| t.time >= cutoff)
+        .map(|t| &t.key)
+        .collect();
+    let survives = |line: &Line| match line {
+        Line::Turn { key, .. } | Line::TurnEnd { key, .. } => kept.contains(key),
+        Line::Restore { turns, time, .. } => {
+            *time >= cutoff && turns.iter().any(|k| kept.contains(k))
+        }
+    };
+    let (keep_lines, dropped): (Vec<Line>, Vec<Line>) =
+        lines.iter().cloned().partition(|l| survives(l));
+    if dropped.is_empty() {
+        return Ok(Pruned::default());
+    }
+    ledger
+        .rewrite(&keep_lines)
+        .map_err(|e| CheckpointError::Io {
+            path: ledger.path().to_path_buf(),
+            message: e.to_string(),
+        })?;
+    let mut roots: HashSet<String> = keep_lines
+        .iter()
+        .flat_map(|l| l.commits())
+        .map(str::to_string)
+        .collect();
+    if let Some(commit) = super::shadow::last_commit(store.dir()) {
+        roots.insert(commit);
+    }
+    let refs = store.git().text(
+        &["for-each-ref", "--format=%(refname)", "refs/checkpoints/"],
+        None,
+    )?;
+    let doomed: Vec<&str> = refs
+        .lines()
+        .filter(|r| {
+            r.rsplit('/')
+                .next()
+                .is_some_and(|commit| !roots.contains(commit))
+        })
+        .collect();
+    if !doomed.is_empty() {
+        let input: String = doomed.iter().map(|r| format!("delete {r}\n")).collect();
+        store
+            .git()
+            .run(&["update-ref", "--stdin"], Some(input.as_bytes()))?;
+    }
+    Ok(Pruned {
+        turns: fold(&dropped).len(),
+        refs: doomed.len(),
+    })
+}
+
+/// Whether a gc is due: the repository has snapshots and none ran in the last hour.
+pub(crate) fn gc_due(store: &Store) -> bool {
+    if !store.is_warm() {
+        return false;
+    }
+    let stamp = store.dir().join("gc-stamp");
+    match std::fs::metadata(&stamp).and_then(|m| m.modified()) {
+        Ok(at) => SystemTime::now()
+            .duration_since(at)
+            .is_ok_and(|age| age >= GC_EVERY),
+        Err(_) => true,
+    }
+}
+
+/// Runs `git gc` (packs loose objects, removes unreferenced ones older than an hour).
+///
+/// # Errors
+/// [`CheckpointError`] when gc fails.
+pub(crate) fn gc(store: &Store) -> Result<(), CheckpointError> {
+    let stamp = store.dir().join("gc-stamp");
+    let _ = std::fs::write(&stamp, b"");
+    store
+        .git()
+        .run(&["gc", "--quiet", "--prune=1.hour.ago"], None)?;
+    Ok(())
+}
