@@ -3,6 +3,7 @@
 //! - the request is cut down for a small model ([`super::profile`]): four tools, a short
 //!   system prompt with one worked call, a bound on the reply's length;
 //! - a reply that is almost a tool call is repaired and read as one ([`super::lenient`]);
+//! - a `bash` call whose command is itself one tool call is that call ([`super::wrapped`]);
 //! - a whole-file listing for a file the user asked to create or change becomes a
 //!   `write_file` call ([`super::listing`]);
 //! - a refused or failed call's result gets one line saying what to call instead
@@ -20,9 +21,9 @@ use std::path::{Path, PathBuf};
 use super::intent::Intent;
 use super::nudges::{Answered, Nudges};
 use super::repetition::RepetitionGuard;
-use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown};
+use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown, wrapped};
 use crate::agent::facts::CallFact;
-use crate::model::{ChatRequest, Message};
+use crate::model::{ChatRequest, Message, ToolCall};
 
 /// Appended (to that request only) after an empty reply.
 const EMPTY_REPLY_NOTE: &str =
@@ -98,6 +99,16 @@ impl Coach for SmallModelCoach {
 
     fn shape_request(&self, request: &mut ChatRequest) {
         profile::shape(request, &self.workspace);
+    }
+
+    fn rewrite_calls(&mut self, turn: &TurnView<'_>, calls: &mut [ToolCall]) {
+        if !turn.text_calls {
+            return;
+        }
+        let offered = profile::small_tools(turn.offered);
+        for call in calls {
+            wrapped::unwrap(call, &offered);
+        }
     }
 
     fn on_result(&mut self, fact: &CallFact, content: &mut String) {
