@@ -236,6 +236,41 @@ mod tests {
         assert!(answer.tool_calls.is_empty());
     }
 
+    /// hello.py run 3 on Qwen2.5-Coder-1.5B: the shown command was a whole call in a
+    /// ```` ```bash ```` block; taken as a `bash` call, it ran as a shell command.
+    #[test]
+    fn a_shown_call_in_a_shell_block_runs_as_the_call_it_wraps() {
+        let request = "Create hello.py that prints hello, then run it";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        let shows = "To run the script, you can use the `bash` function:\n```bash\n{\"name\": \"bash\", \"arguments\": {\"command\": \"python3 hello.py\", \"timeout\": 60}}\n```";
+        let mut answer = Message::assistant(shows);
+        assert!(matches!(
+            coach.after_reply(&view(&facts), &mut answer),
+            Step::Ask { .. }
+        ));
+        let mut reply = Message::assistant(shows);
+        assert_eq!(coach.after_reply(&view(&facts), &mut reply), Step::Proceed);
+        coach.rewrite_calls(&view(&facts), &mut reply.tool_calls);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].name, "bash");
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            r#"{"command":"python3 hello.py","timeout":60}"#
+        );
+        // Without text calls (`[provider] text_tool_calls = "off"`) nothing is rewritten.
+        let mut calls = reply.tool_calls.clone();
+        let wrapped = r#"{"name": "bash", "arguments": {"command": "ls"}}"#;
+        calls[0].arguments = serde_json::json!({ "command": wrapped }).to_string();
+        let before = calls.clone();
+        let off = TurnView {
+            text_calls: false,
+            ..view(&facts)
+        };
+        coach.rewrite_calls(&off, &mut calls);
+        assert_eq!(calls, before);
+    }
+
     #[test]
     fn a_call_to_a_tool_that_does_not_exist_is_answered_once() {
         let request = "Add a function is_even(n) to mathutil.py";
