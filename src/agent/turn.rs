@@ -154,7 +154,11 @@ pub async fn run(
             offered: &offered,
             text_calls,
         };
+        let had_calls = !message.tool_calls.is_empty();
         let step = coach.after_reply(&view, &mut message);
+        coach.rewrite_calls(&view, &mut message.tool_calls);
+        let made_calls = !had_calls && !message.tool_calls.is_empty();
+        show_held_text(cx, completion.held_text, made_calls);
         let raw_calls = message.tool_calls.clone();
         for call in &mut message.tool_calls {
             call.arguments = sanitize_arguments(&call.arguments);
@@ -207,6 +211,15 @@ pub async fn run(
             offered: &offered,
             text_calls,
         });
+    }
+}
+
+/// Text the client held back as a possible call written as text, and did not read as one
+/// (`held`), once the coach has seen the reply: shown as the reply's text, unless the coach
+/// made calls of the reply (`coach_made_calls`), when it is not the answer and is not shown.
+fn show_held_text(cx: &LoopContext<'_>, held: String, coach_made_calls: bool) {
+    if !held.is_empty() && !coach_made_calls {
+        cx.sink.emit(AgentEvent::TextDelta { text: held });
     }
 }
 
@@ -405,7 +418,7 @@ async fn call_model(
             sink.emit(agent_event(event));
         };
         tokio::select! {
-            result = cx.client.complete(&request, &mut on_event) => Some(result),
+            result = cx.client.complete_keeping_held(&request, &mut on_event) => Some(result),
             () = cancel.cancelled() => return Err(CallError::Interrupted),
             () = stop.notified() => None,
         }
@@ -452,6 +465,7 @@ fn stopped_loop(cx: &LoopContext<'_>, kept: String) -> crate::model::Completion 
         finish_reason: Some("repetition".into()),
         usage: None,
         calls_from_text: false,
+        held_text: String::new(),
     }
 }
 

@@ -11,7 +11,8 @@
 //! - anything else is returned at once.
 //!
 //! The complete answer becomes a [`Completion`]: a tool call written as text (when no native
-//! call came) is converted; held-back text is shown if it was not a call; every call gets a
+//! call came) is converted; held-back text is shown if it was not a call (or, from
+//! [`Client::complete_keeping_held`], returned for the caller to decide); every call gets a
 //! non-empty id unique within the session (`call` + 5 base-36 characters, 9 alphanumerics,
 //! which Mistral's chat template requires) where the server sent none or repeated one.
 
@@ -116,6 +117,30 @@ impl Client {
         request: &ChatRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, ModelError> {
+        self.complete_with(request, on_event, Held::Show).await
+    }
+
+    /// As [`Client::complete`], except for text held back as a possible tool call written as
+    /// text that the strict reader did not take as calls: it is not shown but returned in
+    /// [`Completion::held_text`], for a caller that may still read the reply as calls (the
+    /// inner loop, whose coach reads almost-JSON calls) to show or not.
+    ///
+    /// # Errors
+    /// As [`Client::complete`].
+    pub async fn complete_keeping_held(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, ModelError> {
+        self.complete_with(request, on_event, Held::Return).await
+    }
+
+    async fn complete_with(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        held: Held,
+    ) -> Result<Completion, ModelError> {
         let max_attempts = self.settings.max_attempts.max(1);
         let mut attempt = 1;
         loop {
@@ -132,7 +157,7 @@ impl Client {
             };
             match exchange.run(body, on_event).await {
                 Attempt::Done(raw, gate) => {
-                    return Ok(self.completion(raw, gate, request, on_event));
+                    return Ok(self.completion(raw, gate, request, held, on_event));
                 }
                 Attempt::Adjust(adjustment, error) => {
                     if !self.adjust(adjustment, on_event) {
@@ -292,6 +317,7 @@ impl Client {
         raw: RawCompletion,
         mut gate: Holdback,
         request: &ChatRequest,
+        show: Held,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Completion {
         let mut message = Message {
@@ -311,15 +337,23 @@ impl Client {
                 text_call = true;
             }
         }
-        if !text_call && !held.is_empty() {
-            on_event(StreamEvent::Text(held));
-        }
+        let held = if text_call { String::new() } else { held };
+        let held_text = match show {
+            Held::Show => {
+                if !held.is_empty() {
+                    on_event(StreamEvent::Text(held));
+                }
+                String::new()
+            }
+            Held::Return => held,
+        };
         self.assign_ids(&mut message.tool_calls);
         Completion {
             message,
             finish_reason: raw.finish_reason,
             usage: raw.usage,
             calls_from_text: text_call,
+            held_text,
         }
     }
 
@@ -334,6 +368,15 @@ impl Client {
             seen.push(call.id.clone());
         }
     }
+}
+
+/// What becomes of held-back text that is not a call, when the reply is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Shown as [`StreamEvent::Text`].
+    Show,
+    /// Returned in [`Completion::held_text`].
+    Return,
 }
 
 /// The base URL without a trailing `/` or a pasted `/chat/completions` (users copy the full

@@ -130,6 +130,10 @@ pub struct Completion {
     /// The tool calls were read from the reply's text (the model wrote them as text instead
     /// of using the tool-calling interface): evidence for the coach (`agent::coach`).
     pub(crate) calls_from_text: bool,
+    /// Text held back while streaming as a possible tool call written as text, not taken as
+    /// calls and not yet shown: filled only by [`super::Client::complete_keeping_held`],
+    /// whose caller shows it or says why not; empty otherwise.
+    pub(crate) held_text: String,
 }
 
 /// Parses tool-call arguments leniently (SPEC §4.2 step 1): a JSON object text, `""`, `null`

@@ -212,3 +212,135 @@ fn a_refusal_says_what_to_call_instead_with_the_coach_on_only() {
         );
     }
 }
+
+/// The tool calls of the assistant messages of a request body, as (name, arguments).
+fn assistant_calls(body: &Value) -> Vec<(String, Value)> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .map(|call| {
+            let name = call["function"]["name"].as_str().unwrap_or("").to_string();
+            let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
+            (name, serde_json::from_str(arguments).unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
+/// The hello.py runs on Qwen2.5-Coder-1.5B: `bash` called with a whole tool call as its
+/// command. With the coach on it is the call it wraps; with it off it runs as written.
+#[test]
+fn a_call_wrapped_in_a_bash_command_is_that_call_with_the_coach_on_only() {
+    let write = serde_json::json!({"command": "{\"name\":\"write_file\",\"arguments\":{\"path\":\"hello.py\",\"content\":\"print('hello')\n\"}}"}).to_string();
+    let run = serde_json::json!({"command": "{\"name\": \"bash\", \"arguments\": {\"command\": \"python3 hello.py\"}}"}).to_string();
+    let replies = || {
+        vec![
+            Reply::Sse(tool_events("b1", "bash", &write)),
+            Reply::Sse(tool_events("b2", "bash", &run)),
+            text("Done."),
+        ]
+    };
+    let server = MockServer::start(replies());
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    let output = env.run(&["--yes", "create hello.py that prints hello and run it"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Done.\n");
+    assert_eq!(env.read("hello.py"), "print('hello')\n");
+    assert!(stderr.contains("● write_file  hello.py"), "{stderr}");
+    assert!(stderr.contains("● bash  python3 hello.py"), "{stderr}");
+    assert!(!stderr.contains("command not found"), "{stderr}");
+    let last = &server.chat_requests()[2];
+    assert!(
+        last_content(&last.body).contains("hello"),
+        "the run's result"
+    );
+    // The history holds the calls that ran, under the model's ids.
+    let calls = assistant_calls(&last.body);
+    assert_eq!(calls[0].0, "write_file");
+    assert_eq!(
+        calls[1],
+        (
+            "bash".to_string(),
+            serde_json::json!({"command": "python3 hello.py"})
+        )
+    );
+
+    let server = MockServer::start(replies());
+    let env = TestEnv::with_model(&server, CAPABLE_MODEL);
+    let output = env.run(&["--yes", "create hello.py that prints hello and run it"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!env.workspace.join("hello.py").exists(), "{stderr}");
+    let calls = assistant_calls(&server.chat_requests()[2].body);
+    assert_eq!(
+        calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["bash", "bash"]
+    );
+    assert_eq!(calls[1].1, serde_json::from_str::<Value>(&run).unwrap());
+}
+
+/// A reply held back as a possible call that only the coach's lenient reader takes as one:
+/// it is the call, and its text is not shown as an answer before the call's line.
+#[test]
+fn held_text_read_as_calls_by_the_coach_is_not_shown() {
+    // Almost JSON: a raw newline inside `content` and a trailing comma.
+    let call = "{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.py\", \"content\": \"print('hello')\n\",}}";
+    let prose = "{\"a\": 1} is a JSON object.";
+    let server = MockServer::start(vec![
+        Reply::Sse(text_events(&[&call[..20], &call[20..]])),
+        text(prose),
+    ]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    let output = env.run(&["--yes", "--json", "create hello.py that prints hello"]);
+    let (stdout, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(env.read("hello.py"), "print('hello')\n");
+    let deltas: String = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "message.delta")
+        .filter_map(|event| event["text"].as_str().map(str::to_string))
+        .collect();
+    // The prose answer, held back because it starts with `{`, is still shown.
+    assert_eq!(deltas, prose, "{stdout}");
+
+    let server = MockServer::start(vec![
+        Reply::Sse(text_events(&[&call[..20], &call[20..]])),
+        text("Done."),
+    ]);
+    let env = TestEnv::with_model(&server, SMALL_MODEL);
+    let output = env.run(&["--yes", "create hello.py that prints hello"]);
+    let (_, stderr) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("● write_file  hello.py"), "{stderr}");
+    assert!(!stderr.contains("\"name\""), "{stderr}");
+}
+
+/// `bash hello.py` on a Python file fails with a syntax error; the result says to run it with
+/// python3 (coach on only).
+#[test]
+fn a_python_file_run_by_bash_gets_the_python3_line() {
+    for (model, expected) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events("b1", "bash", r#"{"command":"bash hello.py"}"#)),
+            text("It failed."),
+        ]);
+        let env = TestEnv::with_model(&server, model);
+        env.write("hello.py", "print('hello')\n");
+        let output = env.run(&["--yes", "run hello.py"]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let result = last_content(&server.chat_requests()[1].body);
+        assert!(result.contains("exit code"), "{result}");
+        assert_eq!(
+            result.contains(
+                "Next: `hello.py` is a Python file, not a shell script; run it with python3: {\"name\": \"bash\", \"arguments\": {\"command\":\"python3 hello.py\"}}"
+            ),
+            expected,
+            "{model}: {result}"
+        );
+    }
+}

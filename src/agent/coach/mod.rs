@@ -5,7 +5,7 @@
 //! paragraph until the context is full. The coach answers those with one more request, or
 //! stops the reply. A capable model needs none of it, and for it each of those requests
 //! would be the harness overriding what the user asked; so the loop talks to a [`Coach`] at
-//! four named points, and with the coach off that is [`Plain`], which does nothing: the
+//! a few named points, and with the coach off that is [`Plain`], which does nothing: the
 //! model's final answer is final.
 //!
 //! Whether the coach is on is decided by [`CoachSwitch`] from `[model] coach` / `--coach`:
@@ -26,6 +26,7 @@ mod recovery;
 mod repetition;
 mod shown;
 mod small;
+mod wrapped;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -220,6 +221,11 @@ pub(crate) trait Coach: Send {
     fn after_reply(&mut self, _turn: &TurnView<'_>, _reply: &mut Message) -> Step {
         Step::Proceed
     }
+
+    /// After [`Coach::after_reply`], before the reply is stored and its calls run: may
+    /// rewrite a call into the call it wraps (keeping its id), which then goes through the
+    /// dispatcher and the permission rules like any call. The plain loop runs calls as sent.
+    fn rewrite_calls(&mut self, _turn: &TurnView<'_>, _calls: &mut [ToolCall]) {}
 
     /// After the tool results of a reply are in the history.
     fn after_results(&mut self, _turn: &TurnView<'_>) {}

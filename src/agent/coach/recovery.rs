@@ -4,11 +4,13 @@
 //! A small model answers "not read yet" with a bash script that runs `read_file` as a
 //! program, retries a denied `rm` word for word, or gives up. Each line here is decided from
 //! the call's typed facts ([`CallFact`]: tool, arguments, status, error kind, exit code),
-//! never from the result's text.
+//! never from the result's text; a command's words are those the permission rules' shell
+//! parser reads ([`crate::permissions::shell`]).
 
 use serde_json::json;
 
 use crate::agent::facts::{CallFact, CallStatus};
+use crate::permissions::shell::{self, Item};
 use crate::tools::ToolErrorKind;
 
 /// Tools a small model tends to run as shell programs.
@@ -21,6 +23,19 @@ pub(crate) fn recovery_line(fact: &CallFact) -> Option<String> {
         format!("{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
     };
     let read_first = |path: &str| call("read_file", json!({ "path": path }));
+    if fact.name == "bash"
+        && fact.status == CallStatus::Ran
+        && fact.exit_code.is_some_and(|code| code != 0)
+        && let Some((script, run)) = fact
+            .string_argument("command")
+            .as_deref()
+            .and_then(python_run_by_shell)
+    {
+        return Some(format!(
+            "Next: `{script}` is a Python file, not a shell script; run it with python3: {}",
+            call("bash", json!({ "command": run }))
+        ));
+    }
     match (fact.status, fact.error) {
         (CallStatus::Failed, Some(ToolErrorKind::NotRead | ToolErrorKind::StaleFile)) => {
             let path = path?;
@@ -80,6 +95,29 @@ pub(crate) fn recovery_line(fact: &CallFact) -> Option<String> {
     }
 }
 
+/// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
+/// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
+/// run with `python3`. `None` for anything else (options before the file, other commands,
+/// redirections, words only known at run time).
+fn python_run_by_shell(command: &str) -> Option<(String, String)> {
+    let analysis = shell::analyze(command);
+    let [Item::Command(simple)] = analysis.items.as_slice() else {
+        return None;
+    };
+    let (program, operands) = simple.words.split_first()?;
+    let script = operands.first()?;
+    let plain = simple.redirects.is_empty() && simple.words.iter().all(|word| !word.dynamic);
+    if !plain
+        || !matches!(shell::basename(&program.text), "bash" | "sh")
+        || script.is_option()
+        || !script.text.ends_with(".py")
+    {
+        return None;
+    }
+    let run = std::iter::once("python3").chain(operands.iter().map(|word| word.text.as_str()));
+    Some((script.text.clone(), shell_words::join(run)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +155,32 @@ mod tests {
                  {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
             )
         );
+    }
+
+    #[test]
+    fn only_a_python_file_run_by_a_shell_is_run_with_python3() {
+        assert_eq!(
+            python_run_by_shell("bash hello.py"),
+            Some(("hello.py".into(), "python3 hello.py".into()))
+        );
+        assert_eq!(
+            python_run_by_shell("/bin/sh ./src/app.py"),
+            Some(("./src/app.py".into(), "python3 ./src/app.py".into()))
+        );
+        for other in [
+            "bash run.sh",
+            "bash -x hello.py",
+            "bash hello.py > out.txt",
+            "cd src && bash hello.py",
+            "bash $SCRIPT.py",
+            "zsh hello.py",
+            "python3 hello.py",
+            "bash -c 'python3 hello.py'",
+            "bash",
+            "",
+        ] {
+            assert_eq!(python_run_by_shell(other), None, "{other}");
+        }
     }
 
     #[test]
@@ -182,6 +246,26 @@ mod tests {
                 ),
                 "`read_file` is a tool, not a shell command; call it: {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}",
             ),
+            (
+                fact(
+                    "bash",
+                    json!({"command": "bash hello.py"}),
+                    CallStatus::Ran,
+                    None,
+                    Some(2),
+                ),
+                "`hello.py` is a Python file, not a shell script; run it with python3: {\"name\": \"bash\", \"arguments\": {\"command\":\"python3 hello.py\"}}",
+            ),
+            (
+                fact(
+                    "bash",
+                    json!({"command": "sh 'my tool.py' --name x"}),
+                    CallStatus::Ran,
+                    None,
+                    Some(127),
+                ),
+                "{\"command\":\"python3 'my tool.py' --name x\"}",
+            ),
         ];
         for (fact, expected) in cases {
             let line = recovery_line(&fact).unwrap_or_default();
@@ -211,6 +295,13 @@ mod tests {
                 None,
             ),
             fact("bash", json!({}), CallStatus::NotRun, None, None),
+            fact(
+                "bash",
+                json!({"command": "bash hello.py"}),
+                CallStatus::Ran,
+                None,
+                Some(0),
+            ),
         ] {
             assert_eq!(recovery_line(&quiet), None, "{quiet:?}");
         }

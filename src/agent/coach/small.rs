@@ -3,6 +3,7 @@
 //! - the request is cut down for a small model ([`super::profile`]): four tools, a short
 //!   system prompt with one worked call, a bound on the reply's length;
 //! - a reply that is almost a tool call is repaired and read as one ([`super::lenient`]);
+//! - a `bash` call whose command is itself one tool call is that call ([`super::wrapped`]);
 //! - a whole-file listing for a file the user asked to create or change becomes a
 //!   `write_file` call ([`super::listing`]);
 //! - a refused or failed call's result gets one line saying what to call instead
@@ -20,9 +21,9 @@ use std::path::{Path, PathBuf};
 use super::intent::Intent;
 use super::nudges::{Answered, Nudges};
 use super::repetition::RepetitionGuard;
-use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown};
+use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown, wrapped};
 use crate::agent::facts::CallFact;
-use crate::model::{ChatRequest, Message};
+use crate::model::{ChatRequest, Message, ToolCall};
 
 /// Appended (to that request only) after an empty reply.
 const EMPTY_REPLY_NOTE: &str =
@@ -98,6 +99,16 @@ impl Coach for SmallModelCoach {
 
     fn shape_request(&self, request: &mut ChatRequest) {
         profile::shape(request, &self.workspace);
+    }
+
+    fn rewrite_calls(&mut self, turn: &TurnView<'_>, calls: &mut [ToolCall]) {
+        if !turn.text_calls {
+            return;
+        }
+        let offered = profile::small_tools(turn.offered);
+        for call in calls {
+            wrapped::unwrap(call, &offered);
+        }
     }
 
     fn on_result(&mut self, fact: &CallFact, content: &mut String) {
@@ -223,6 +234,41 @@ mod tests {
         let mut answer = Message::assistant(shows);
         assert_eq!(coach.after_reply(&view(&facts), &mut answer), Step::Proceed);
         assert!(answer.tool_calls.is_empty());
+    }
+
+    /// hello.py run 3 on Qwen2.5-Coder-1.5B: the shown command was a whole call in a
+    /// ```` ```bash ```` block; taken as a `bash` call, it ran as a shell command.
+    #[test]
+    fn a_shown_call_in_a_shell_block_runs_as_the_call_it_wraps() {
+        let request = "Create hello.py that prints hello, then run it";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        let shows = "To run the script, you can use the `bash` function:\n```bash\n{\"name\": \"bash\", \"arguments\": {\"command\": \"python3 hello.py\", \"timeout\": 60}}\n```";
+        let mut answer = Message::assistant(shows);
+        assert!(matches!(
+            coach.after_reply(&view(&facts), &mut answer),
+            Step::Ask { .. }
+        ));
+        let mut reply = Message::assistant(shows);
+        assert_eq!(coach.after_reply(&view(&facts), &mut reply), Step::Proceed);
+        coach.rewrite_calls(&view(&facts), &mut reply.tool_calls);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].name, "bash");
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            r#"{"command":"python3 hello.py","timeout":60}"#
+        );
+        // Without text calls (`[provider] text_tool_calls = "off"`) nothing is rewritten.
+        let mut calls = reply.tool_calls.clone();
+        let wrapped = r#"{"name": "bash", "arguments": {"command": "ls"}}"#;
+        calls[0].arguments = serde_json::json!({ "command": wrapped }).to_string();
+        let before = calls.clone();
+        let off = TurnView {
+            text_calls: false,
+            ..view(&facts)
+        };
+        coach.rewrite_calls(&off, &mut calls);
+        assert_eq!(calls, before);
     }
 
     #[test]
