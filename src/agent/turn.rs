@@ -309,18 +309,35 @@ fn dispatch_all(
             }
             let fact = CallFact::new(&call, &outcome, true);
             let mut content = outcome.content;
-            record.coach.on_result(&fact, &mut content);
+            record
+                .coach
+                .on_result(&fact, &mut content, &mut |extra| run_for_coach(cx, extra));
             record.facts.calls.push(fact);
             push(cx, history, Message::tool_result(call.id, content));
             continue;
         };
         let fact = CallFact::new(&call, &outcome, false);
         let mut content = outcome.content;
-        record.coach.on_result(&fact, &mut content);
+        record
+            .coach
+            .on_result(&fact, &mut content, &mut |extra| run_for_coach(cx, extra));
         record.facts.calls.push(fact);
         push(cx, history, Message::tool_result(call.id, content));
     }
     stop
+}
+
+/// Runs a call the coach makes for the model (reading a file whose write was refused as
+/// not read yet) through the dispatcher, like any call, after telling the user.
+fn run_for_coach(cx: &LoopContext<'_>, call: &ToolCall) -> DispatchOutcome {
+    cx.sink.emit(AgentEvent::Notice {
+        message: format!(
+            "the coach ran `{}` {} for the model",
+            call.name,
+            crate::model::types::key_argument(&call.arguments)
+        ),
+    });
+    tokio::task::block_in_place(|| cx.dispatcher.dispatch(call, cx.tools))
 }
 
 /// The result text for a call after the turn had to end, if that end skips calls.

@@ -187,29 +187,124 @@ fn a_refusal_says_what_to_call_instead_with_the_coach_on_only() {
     for (model, expected) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
         let server = MockServer::start(vec![
             Reply::Sse(tool_events(
-                "w1",
-                "write_file",
-                r#"{"path":"fruits.txt","content":"apple\nbanana\n"}"#,
+                "s1",
+                "str_replace",
+                r#"{"path":"fruits.txt","old_str":"pear","new_str":"banana"}"#,
             )),
-            text("I could not write it."),
+            text("I could not change it."),
         ]);
         let env = TestEnv::with_model(&server, model);
         env.write("fruits.txt", "apple\n");
-        let output = env.run(&["--yes", "Add a line banana at the end of fruits.txt"]);
+        let output = env.run(&["--yes", "Replace pear with banana in fruits.txt"]);
         let (_, stderr) = texts(&output);
         assert_eq!(output.status.code(), Some(0), "{stderr}");
         let result = server.chat_requests()[1].messages()[3]["content"]
             .as_str()
             .unwrap_or("")
             .to_string();
-        assert!(result.contains("not read"), "{result}");
+        assert!(result.contains("not found"), "{result}");
         assert_eq!(
             result.contains(
-                "Next: read the file first with this call, then make your change again: {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
+                "Next: read the file and copy `old_str` exactly from it: {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
             ),
             expected,
             "{model}: {result}"
         );
+    }
+}
+
+/// git_commit on Qwen2.5-Coder-1.5B: `write_file` of a file not read yet was refused, and the
+/// model looped on prose. With the coach on, the refusal carries the file's content (read
+/// through the dispatcher, so it counts as read) and the next write runs; with it off the
+/// refusal is as before and the next write is refused too.
+#[test]
+fn a_write_refused_as_not_read_carries_the_file_with_the_coach_on_only() {
+    for (model, coached) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
+        let write = r#"{"path":"fruits.txt","content":"apple\nbanana\n"}"#;
+        let server = MockServer::start(vec![
+            Reply::Sse(tool_events("w1", "write_file", write)),
+            Reply::Sse(tool_events("w2", "write_file", write)),
+            text("Added banana."),
+        ]);
+        let env = TestEnv::with_model(&server, model);
+        env.write("fruits.txt", "apple\n");
+        let output = env.run(&["--yes", "Add a line banana at the end of fruits.txt"]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let refusal = server.chat_requests()[1].messages()[3]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(refusal.contains("not read"), "{refusal}");
+        assert_eq!(
+            refusal.contains("`fruits.txt` now counts as read") && refusal.contains("1\tapple"),
+            coached,
+            "{model}: {refusal}"
+        );
+        assert!(
+            !refusal.contains("Next: read the file first"),
+            "{model}: the plain loop adds nothing, the coach adds the file: {refusal}"
+        );
+        let second = server.chat_requests()[2].messages()[5]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert_eq!(second.contains("not read"), !coached, "{model}: {second}");
+        let on_disk = std::fs::read_to_string(env.workspace.join("fruits.txt")).unwrap_or_default();
+        assert_eq!(
+            on_disk,
+            if coached {
+                "apple\nbanana\n"
+            } else {
+                "apple\n"
+            },
+            "{model}"
+        );
+        assert_eq!(
+            stderr.contains("the coach ran `read_file`"),
+            coached,
+            "{stderr}"
+        );
+    }
+}
+
+/// count_rows on Qwen2.5-Coder-1.5B: the answer was a ```` ```python ```` block in prose and
+/// no call, and the turn ended with nothing done. With the coach on, one request says so and
+/// shows a call; a capable model's answer is final; a question gets no request.
+#[test]
+fn code_instead_of_the_work_gets_one_request_with_the_coach_on_only() {
+    let count =
+        "How many rows of sales.csv have the region EU? Write only the number into answer.txt.";
+    let code = "Here's the code:\n```python\nwith open('sales.csv') as f:\n    print(len(f.readlines()))\n```\nAfter running it the number is in answer.txt.";
+    for (model, request, coached) in [
+        (SMALL_MODEL, count, true),
+        (CAPABLE_MODEL, count, false),
+        (
+            SMALL_MODEL,
+            "How many rows of sales.csv have the region EU?",
+            false,
+        ),
+    ] {
+        let server = MockServer::start(vec![text(code), text("Done.")]);
+        let env = TestEnv::with_model(&server, model);
+        env.write("sales.csv", "id,region\n1,EU\n2,US\n");
+        let output = env.run(&["--yes", request]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let requests = server.chat_requests();
+        assert_eq!(
+            requests.len(),
+            if coached { 2 } else { 1 },
+            "{model} {request}"
+        );
+        if coached {
+            let asked = last_content(&requests[1].body);
+            assert!(asked.contains("Nothing has been done yet"), "{asked}");
+            assert!(
+                asked.contains("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"),
+                "{asked}"
+            );
+        }
     }
 }
 

@@ -33,6 +33,7 @@ use std::sync::Mutex;
 
 use super::facts::{CallFact, TurnFacts};
 use crate::model::{ChatRequest, Message, ToolCall};
+use crate::tools::DispatchOutcome;
 
 pub(crate) use crate::config::loop_settings::CoachSetting;
 
@@ -235,9 +236,14 @@ pub(crate) trait Coach: Send {
     fn shape_request(&self, _request: &mut ChatRequest) {}
 
     /// A tool result, before it goes into the history: may add to `content` what to do
-    /// next, decided from `fact` (never from the result's text).
-    fn on_result(&mut self, _fact: &CallFact, _content: &mut String) {}
+    /// next, decided from `fact` (never from the result's text). `run` runs a call of the
+    /// coach's own through the dispatcher (permission rules, hooks and sandbox apply as to
+    /// any call) and returns its outcome; the plain loop never uses it.
+    fn on_result(&mut self, _fact: &CallFact, _content: &mut String, _run: &mut RunCall<'_>) {}
 }
+
+/// Runs a call of the coach's through the dispatcher ([`Coach::on_result`]).
+pub(crate) type RunCall<'r> = dyn FnMut(&ToolCall) -> DispatchOutcome + 'r;
 
 /// Gives calls the coach made out of a reply's text their ids (`call_v` + a per-reply stamp
 /// + the index), unique within the session.

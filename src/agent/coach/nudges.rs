@@ -15,7 +15,10 @@
 //!   after it and the answer shows a command or the request asked to run something; or,
 //!   with nothing run this turn, the answer shows a command; or the request asked to run
 //!   something, nothing was changed, and the answer hands over a one-line command never run
-//!   this turn.
+//!   this turn;
+//! - **code instead of the work**: the turn made no tool call, the request asks for a change
+//!   or an outcome, and the answer holds code (a fenced block tagged with a language) → say
+//!   nothing was done and show one call to make.
 //!
 //! At most one such request per turn, with one exception: when the reply to it repeats the
 //! answer word for word, or makes up a tool result, one last, more concrete request names
@@ -84,20 +87,55 @@ pub(crate) fn run_nudge(answered: &Answered<'_>) -> Option<String> {
             .all(|call| intent.allows_shown_call(&call.name))
             .then(|| CALL_THE_TOOLS.to_string());
     }
-    if !offered.contains(&"bash") || !intent.allows_run_request() {
+    if offered.contains(&"bash") && intent.allows_run_request() {
+        let failed = last_failed_exit_code(facts)
+            .filter(|_| shown::has_code_block(answer) && intent.allows_edit_request());
+        if let Some(code) = failed {
+            return Some(format!(
+                "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the \
+                 fix to the user: if the task needs the change you describe, make it yourself \
+                 now with the tools (write_file or str_replace), run the command again with the \
+                 bash tool and check the output. Then give your final answer.\n</system-reminder>"
+            ));
+        }
+        if needs_run_nudge(facts, intent, answer) {
+            return Some(run_it_yourself(answer));
+        }
+    }
+    nothing_done(facts, intent, answer, offered)
+}
+
+/// The request after an answer that holds code instead of doing the task (the fourth kind
+/// in the module doc): the turn made no tool call, the request asks for a change or an
+/// outcome and says neither not to run nor not to change anything, and the answer holds a
+/// fenced block tagged with a language. It says nothing was done and shows one call in the
+/// `<tool_call>` form of the small model's system prompt ([`super::profile`]).
+fn nothing_done(
+    facts: &TurnFacts,
+    intent: &Intent,
+    answer: &str,
+    offered: &[&str],
+) -> Option<String> {
+    let wants_work = (intent.asks_to_edit || intent.asks_to_run)
+        && !intent.answer_only
+        && !intent.no_run
+        && !intent.no_change;
+    if !wants_work || !facts.calls.is_empty() || !shown::has_code_block(answer) {
         return None;
     }
-    let failed = last_failed_exit_code(facts)
-        .filter(|_| shown::has_code_block(answer) && intent.allows_edit_request());
-    if let Some(code) = failed {
-        return Some(format!(
-            "<system-reminder>\nThe last command failed (exit code {code}). Do not hand the fix \
-             to the user: if the task needs the change you describe, make it yourself now with \
-             the tools (write_file or str_replace), run the command again with the bash tool \
-             and check the output. Then give your final answer.\n</system-reminder>"
-        ));
-    }
-    needs_run_nudge(facts, intent, answer).then(|| run_it_yourself(answer))
+    let example = if offered.contains(&"bash") {
+        r#"{"name": "bash", "arguments": {"command": "ls"}}"#
+    } else if offered.contains(&"write_file") {
+        r#"{"name": "write_file", "arguments": {"path": "answer.txt", "content": "42\n"}}"#
+    } else {
+        return None;
+    };
+    Some(format!(
+        "<system-reminder>\nNothing has been done yet: code in your answer does not run and \
+         writes no file. Do the task now with your tools ({tools}), one call at a time, for \
+         example:\n<tool_call>\n{example}\n</tool_call>\n</system-reminder>",
+        tools = offered.join(", ")
+    ))
 }
 
 /// Whether the answer leaves running something to the user (the third kind in the module
@@ -474,6 +512,47 @@ mod tests {
         let append = "Use this:\n```sh\necho banana >> notes.txt\n```";
         assert!(nudge(&facts("Append banana to notes.txt", vec![]), append, BASH).is_some());
         assert!(nudge(&facts("explain how to append a line", vec![]), append, BASH).is_none());
+    }
+
+    /// count_rows on Qwen2.5-Coder-1.5B: a ```` ```python ```` block in prose and no call.
+    #[test]
+    fn code_instead_of_the_work_gets_one_request_to_use_the_tools() {
+        let count =
+            "How many rows of sales.csv have the region EU? Write only the number into answer.txt.";
+        let code = "Here's the code:\n```python\nwith open('sales.csv') as f:\n    print(len(f.readlines()))\n```\nAfter running this code, the number will be in answer.txt.";
+        let nudged = nudge(&facts(count, vec![]), code, BASH).unwrap_or_default();
+        assert!(nudged.contains("Nothing has been done yet"), "{nudged}");
+        assert!(
+            nudged.contains("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"),
+            "{nudged}"
+        );
+        let write_only = nudge(&facts(count, vec![]), code, &["write_file"]).unwrap_or_default();
+        assert!(
+            write_only.contains("\"name\": \"write_file\""),
+            "{write_only}"
+        );
+        assert_eq!(nudge(&facts(count, vec![]), code, &["read_file"]), None);
+        assert!(nudge(&facts("Run the tests", vec![]), code, BASH).is_some());
+        // Prose without code, or a turn that already made a call: not this request.
+        assert_eq!(nudge(&facts(count, vec![]), "There are 3.", BASH), None);
+        assert_eq!(
+            nudge(&facts(count, vec![ok("read_file")]), code, BASH),
+            None
+        );
+        // The user's words win: show, tell, explain, do not run, do not change.
+        for request in [
+            "Show me the code to count the EU rows of sales.csv",
+            "How many rows of sales.csv have the region EU?",
+            "Explain how to write the count into answer.txt",
+            "Write count.py that counts the EU rows, but do not run it",
+            "Count the EU rows of sales.csv but don't change anything",
+        ] {
+            assert_eq!(
+                nudge(&facts(request, vec![]), code, BASH),
+                None,
+                "{request}"
+            );
+        }
     }
 
     #[test]

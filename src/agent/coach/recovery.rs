@@ -10,6 +10,7 @@
 use serde_json::json;
 
 use crate::agent::facts::{CallFact, CallStatus};
+use crate::model::ToolCall;
 use crate::permissions::shell::{self, Item};
 use crate::tools::ToolErrorKind;
 
@@ -95,6 +96,29 @@ pub(crate) fn recovery_line(fact: &CallFact) -> Option<String> {
     }
 }
 
+/// For a write (`write_file`, `str_replace`) refused because the file was not read yet: the
+/// `read_file` call whose output the coach adds to the refusal, so the file counts as read
+/// and the model's next write of it can run (issue 19 item 5). `None` for anything else.
+pub(crate) fn read_for_refusal(fact: &CallFact) -> Option<ToolCall> {
+    let refused = fact.status == CallStatus::Failed
+        && fact.error == Some(ToolErrorKind::NotRead)
+        && matches!(fact.name.as_str(), "write_file" | "str_replace");
+    let path = fact.string_argument("path").filter(|_| refused)?;
+    Some(ToolCall {
+        id: "call_coach_read".into(),
+        name: "read_file".into(),
+        arguments: json!({ "path": path }).to_string(),
+    })
+}
+
+/// The line before the file's content added to a not-read refusal ([`read_for_refusal`]).
+pub(crate) fn content_follows(path: &str) -> String {
+    format!(
+        "`{path}` now counts as read. Its current content is below; make your change again \
+         (write_file with all of the new content, or str_replace):"
+    )
+}
+
 /// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
 /// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
 /// run with `python3`. `None` for anything else (options before the file, other commands,
@@ -155,6 +179,35 @@ mod tests {
                  {\"name\": \"read_file\", \"arguments\": {\"path\":\"fruits.txt\"}}"
             )
         );
+    }
+
+    #[test]
+    fn only_a_write_refused_as_not_read_reads_the_file() {
+        let refused = |name: &str, error| {
+            fact(
+                name,
+                json!({"path": "README.md"}),
+                CallStatus::Failed,
+                Some(error),
+                None,
+            )
+        };
+        let read = read_for_refusal(&refused("str_replace", ToolErrorKind::NotRead));
+        assert_eq!(
+            read.map(|c| (c.name, c.arguments)),
+            Some(("read_file".into(), r#"{"path":"README.md"}"#.into()))
+        );
+        assert!(read_for_refusal(&refused("write_file", ToolErrorKind::NotRead)).is_some());
+        assert!(read_for_refusal(&refused("write_file", ToolErrorKind::StaleFile)).is_none());
+        assert!(read_for_refusal(&refused("read_file", ToolErrorKind::NotRead)).is_none());
+        let no_path = fact(
+            "write_file",
+            json!({}),
+            CallStatus::Failed,
+            Some(ToolErrorKind::NotRead),
+            None,
+        );
+        assert!(read_for_refusal(&no_path).is_none());
     }
 
     #[test]

@@ -7,21 +7,24 @@
 //! - a whole-file listing for a file the user asked to create or change becomes a
 //!   `write_file` call ([`super::listing`]);
 //! - a refused or failed call's result gets one line saying what to call instead
-//!   ([`super::recovery`]);
+//!   ([`super::recovery`]); a write refused because the file was not read yet gets the
+//!   file instead, read through the dispatcher so it counts as read;
 //! - while a reply streams, it is stopped when it degenerates into a loop
 //!   ([`super::repetition`]);
 //! - an empty reply is asked for once more, with a note;
 //! - a final answer that leaves the work to the user gets one request to do it
-//!   ([`super::nudges`]), and in the reply right after that request a command or call the
-//!   model only shows is taken as the call ([`super::shown`]) when the user's request allows
-//!   it.
+//!   ([`super::nudges`]), as does one that holds code when the turn made no call at all,
+//!   and in the reply right after that request a command or call the model only shows is
+//!   taken as the call ([`super::shown`]) when the user's request allows it.
 
 use std::path::{Path, PathBuf};
 
 use super::intent::Intent;
 use super::nudges::{Answered, Nudges};
 use super::repetition::RepetitionGuard;
-use super::{Coach, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown, wrapped};
+use super::{
+    Coach, RunCall, Step, TurnView, give_ids, lenient, listing, profile, recovery, shown, wrapped,
+};
 use crate::agent::facts::CallFact;
 use crate::model::{ChatRequest, Message, ToolCall};
 
@@ -111,7 +114,19 @@ impl Coach for SmallModelCoach {
         }
     }
 
-    fn on_result(&mut self, fact: &CallFact, content: &mut String) {
+    fn on_result(&mut self, fact: &CallFact, content: &mut String, run: &mut RunCall<'_>) {
+        if let Some(read) = recovery::read_for_refusal(fact) {
+            let outcome = run(&read);
+            if outcome.ok
+                && let Some(path) = fact.string_argument("path")
+            {
+                content.push('\n');
+                content.push_str(&recovery::content_follows(&path));
+                content.push('\n');
+                content.push_str(&outcome.content);
+                return;
+            }
+        }
         if let Some(line) = recovery::recovery_line(fact) {
             content.push('\n');
             content.push_str(&line);
@@ -195,6 +210,68 @@ mod tests {
             offered: &["bash", "write_file"],
             text_calls: true,
         }
+    }
+
+    /// git_commit on Qwen2.5-Coder-1.5B: `write_file` of a file not read yet was refused and
+    /// the model looped on prose. The refusal now carries the file, read through the
+    /// dispatcher (which records it as read).
+    #[test]
+    fn a_write_refused_as_not_read_carries_the_file_read_for_the_model() {
+        let refused = CallFact {
+            name: "write_file".into(),
+            arguments: serde_json::json!({"path": "README.md", "content": "x"}).to_string(),
+            status: crate::agent::facts::CallStatus::Failed,
+            exit_code: None,
+            error: Some(crate::tools::ToolErrorKind::NotRead),
+        };
+        let mut coach = SmallModelCoach::new("update README.md", Path::new("/w"));
+        let mut ran = Vec::new();
+        let mut content = "Error: write_file failed - not read".to_string();
+        let read = |ok: bool| {
+            let mut outcome = crate::tools::DispatchOutcome::blocked("     1\t# shop".into(), None);
+            outcome.blocked = false;
+            outcome.ok = ok;
+            outcome
+        };
+        coach.on_result(&refused, &mut content, &mut |call: &ToolCall| {
+            ran.push((call.name.clone(), call.arguments.clone()));
+            read(true)
+        });
+        assert_eq!(
+            ran,
+            [(
+                "read_file".to_string(),
+                r#"{"path":"README.md"}"#.to_string()
+            )]
+        );
+        assert!(
+            content.starts_with("Error: write_file failed - not read\n"),
+            "{content}"
+        );
+        assert!(
+            content.contains("`README.md` now counts as read"),
+            "{content}"
+        );
+        assert!(content.ends_with("     1\t# shop"), "{content}");
+        assert!(!content.contains("Next: read the file first"), "{content}");
+
+        // The read refused (a deny rule): the refusal says what to call, as before.
+        let mut content = String::new();
+        coach.on_result(&refused, &mut content, &mut |_: &ToolCall| read(false));
+        assert!(content.contains("Next: read the file first"), "{content}");
+        assert!(!content.contains("# shop"), "{content}");
+
+        // Any other result: nothing is run.
+        let ran_ok = CallFact {
+            status: crate::agent::facts::CallStatus::Ran,
+            error: None,
+            ..refused
+        };
+        let mut content = String::new();
+        coach.on_result(&ran_ok, &mut content, &mut |_: &ToolCall| {
+            panic!("nothing to run")
+        });
+        assert!(content.is_empty());
     }
 
     #[test]
