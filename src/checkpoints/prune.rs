@@ -107,15 +107,37 @@ pub(crate) fn gc_due(store: &Store) -> bool {
     }
 }
 
-/// Runs `git gc` (packs loose objects, removes unreferenced ones older than an hour).
+/// Starts `git gc` (packs loose objects, removes unreferenced ones older than an hour) in
+/// the background, handing it the store's `lock`: git removes empty object directories
+/// while it prunes, so a snapshot writing objects at the same time could fail ("unable to
+/// create temporary file"). The lock is held until gc ends, even when this process exits
+/// first (a one-shot run); a thread here waits for gc and then lets the lock go.
 ///
 /// # Errors
-/// [`CheckpointError`] when gc fails.
-pub(crate) fn gc(store: &Store) -> Result<(), CheckpointError> {
+/// [`CheckpointError::Io`] when git cannot be started.
+pub(crate) fn start_gc(store: &Store, lock: Lock) -> Result<(), CheckpointError> {
     let stamp = store.dir().join("gc-stamp");
     let _ = std::fs::write(&stamp, b"");
-    store
+    let mut command = store
         .git()
-        .run(&["gc", "--quiet", "--prune=1.hour.ago"], None)?;
+        .background(&["gc", "--quiet", "--prune=1.hour.ago"]);
+    lock.hand_to(&mut command);
+    let mut child = command.spawn().map_err(|e| CheckpointError::Io {
+        path: store.git().git_dir().to_path_buf(),
+        message: format!("cannot start `git gc`: {e}"),
+    })?;
+    lock.describe(&format!(
+        "`git gc` (pid {}), tidying the checkpoints after a turn of agent process {}",
+        child.id(),
+        std::process::id()
+    ));
+    // Without the thread the child is reaped when this process exits; the lock is then
+    // still held by the child alone.
+    let _ = std::thread::Builder::new()
+        .name("checkpoint gc".into())
+        .spawn(move || {
+            let _ = child.wait();
+            drop(lock);
+        });
     Ok(())
 }
