@@ -180,6 +180,7 @@ pub(crate) struct Wait<'a> {
     pub(crate) notice: &'a (dyn Fn(&str) + Sync),
 }
 
+#[cfg(test)]
 impl Wait<'static> {
     /// Never stops early, says nothing.
     pub(crate) const QUIET: Wait<'static> = Wait {
@@ -236,24 +237,28 @@ impl Store {
 
     /// Takes the store's lock, creating the directory (mode 0700) when needed. Waits while
     /// another holder has it (another session's snapshot or restore, a `git gc` started
-    /// after a turn), silently; [`Self::lock_with`] can also say what it waits for. Holding
-    /// it, removes a git `index.lock` older than [`STALE_GIT_LOCK`]: every git that writes
-    /// the shadow index runs under this lock, so such a file is left by a git killed
-    /// mid-write (`kill -9`, the OOM killer), and would otherwise make every later snapshot
-    /// fail.
+    /// after a turn): `wait.stop` is asked every 10 ms, so the user's Ctrl-C is not held up
+    /// by it, and after [`LOCK_NOTICE_AFTER`] `wait.notice` is told once what holds the
+    /// lock (its holder writes that into the lock file, [`Lock::describe`]). Holding it,
+    /// removes a git `index.lock` older than [`STALE_GIT_LOCK`]: every git that writes the
+    /// shadow index runs under this lock, so such a file is left by a git killed mid-write
+    /// (`kill -9`, the OOM killer), and would otherwise make every later snapshot fail.
     ///
     /// # Errors
     /// [`CheckpointError::Io`] when the directory or lock file cannot be made;
-    /// [`CheckpointError::Busy`] after [`LOCK_PATIENCE`] of waiting.
+    /// [`CheckpointError::Interrupted`] when `stop` said so; [`CheckpointError::Busy`]
+    /// after [`LOCK_PATIENCE`] of waiting.
+    pub(crate) fn lock_with(&self, wait: &Wait<'_>) -> Result<Lock, CheckpointError> {
+        self.lock_within(wait, LOCK_NOTICE_AFTER, LOCK_PATIENCE)
+    }
+
+    /// [`Self::lock_with`], quiet and never stopped early (tests).
+    #[cfg(test)]
     pub(crate) fn lock(&self) -> Result<Lock, CheckpointError> {
         self.lock_with(&Wait::QUIET)
     }
 
-    /// [`Self::lock`], but while another holder has it `stop` is asked every 10 ms, so the
-    /// user's Ctrl-C is not held up by it.
-    ///
-    /// # Errors
-    /// As [`Self::lock`], and [`CheckpointError::Interrupted`] when `stop` said so.
+    /// [`Self::lock_with`], quiet, stopped by `stop` (tests).
     #[cfg(test)]
     pub(crate) fn lock_until(
         &self,
@@ -263,15 +268,6 @@ impl Store {
             stop,
             notice: &|_| {},
         })
-    }
-
-    /// [`Self::lock`] waiting as `wait` says: after [`LOCK_NOTICE_AFTER`] its notice is
-    /// told once what holds the lock.
-    ///
-    /// # Errors
-    /// As [`Self::lock_until`].
-    pub(crate) fn lock_with(&self, wait: &Wait<'_>) -> Result<Lock, CheckpointError> {
-        self.lock_within(wait, LOCK_NOTICE_AFTER, LOCK_PATIENCE)
     }
 
     fn lock_within(
