@@ -141,3 +141,39 @@ pub(crate) fn start_gc(store: &Store, lock: Lock) -> Result<(), CheckpointError>
         });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_gc_holds_the_lock_until_it_ends() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a"), "one").unwrap();
+        let Some(git) = super::super::git::find(std::env::var("PATH").ok().as_deref()) else {
+            eprintln!("skipped: no git on PATH");
+            return;
+        };
+        let store = Store::new(
+            git,
+            home.path().join("cp"),
+            ws.path().to_path_buf(),
+            1 << 20,
+        );
+        let lock = store.lock().unwrap();
+        store.snapshot(&lock, &|| false).unwrap();
+        start_gc(&store, lock).unwrap();
+        let holder = std::fs::read_to_string(store.dir().join("lock")).unwrap();
+        assert!(holder.starts_with("`git gc` (pid "), "{holder}");
+        assert!(matches!(
+            store.lock_until(&|| true),
+            Err(CheckpointError::Interrupted)
+        ));
+        // Once gc is done the lock is free, and snapshots work on the packed repository.
+        std::fs::write(ws.path().join("a"), "two").unwrap();
+        let lock = store.lock().unwrap();
+        assert!(store.snapshot(&lock, &|| false).unwrap().created);
+        assert!(store.git().git_dir().join("packed-refs").exists());
+    }
+}

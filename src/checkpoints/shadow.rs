@@ -919,30 +919,6 @@ mod store_tests {
     }
 
     #[test]
-    fn git_gc_holds_the_lock_until_it_ends() {
-        let home = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(ws.path().join("a"), "one").unwrap();
-        let Some(store) = store(home.path(), ws.path()) else {
-            return;
-        };
-        let lock = store.lock().unwrap();
-        store.snapshot(&lock, &|| false).unwrap();
-        super::super::prune::start_gc(&store, lock).unwrap();
-        let holder = holder(&store.dir.join("lock"));
-        assert!(holder.starts_with("`git gc` (pid "), "{holder}");
-        assert!(matches!(
-            store.lock_until(&|| true),
-            Err(CheckpointError::Interrupted)
-        ));
-        // Once gc is done the lock is free, and snapshots work on the packed repository.
-        std::fs::write(ws.path().join("a"), "two").unwrap();
-        let lock = store.lock().unwrap();
-        assert!(store.snapshot(&lock, &|| false).unwrap().created);
-        assert!(store.git.git_dir().join("packed-refs").exists());
-    }
-
-    #[test]
     fn snapshots_reuse_an_unchanged_tree_and_see_every_kind_of_change() {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
