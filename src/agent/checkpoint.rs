@@ -74,6 +74,12 @@ impl Agent {
     /// Records the workspace before each turn's first change from now on, and starts
     /// building the shadow index in the background when the workspace has none.
     pub(crate) fn set_checkpoints(&mut self, checkpoints: Arc<Checkpoints>) {
+        let sink = Arc::clone(&self.sink);
+        checkpoints.set_lock_notice(move |message| {
+            sink.emit(AgentEvent::Notice {
+                message: message.to_string(),
+            });
+        });
         self.checkpoints.warm_up = checkpoints.warm_up();
         self.checkpoints.store = Some(checkpoints);
     }

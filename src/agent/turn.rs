@@ -362,6 +362,15 @@ fn run_call(cx: &LoopContext<'_>, call: &ToolCall, guard: &mut RepeatGuard) -> D
     cx.dispatcher
         .policy
         .after_tool(call, &mut outcome, started.elapsed());
+    if outcome.post_hooks_ran
+        && let Some(wrote) = &outcome.wrote
+        && let Some(note) = cx.tools.files.adopt_hook_change(wrote)
+    {
+        if !outcome.content.ends_with('\n') {
+            outcome.content.push('\n');
+        }
+        outcome.content.push_str(&note);
+    }
     if let Some(note) = guard.after(call, &outcome.content) {
         cx.sink.emit(AgentEvent::Notice {
             message: format!(

@@ -194,6 +194,14 @@ impl Git {
         }
     }
 
+    /// The command for `git ARGS` to run in the background: hermetic like every call, with
+    /// no input and its output discarded (nobody may be left to read it).
+    pub(crate) fn background<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
+        let mut command = self.command(args);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        command
+    }
+
     /// Runs `git ARGS` and returns stdout as trimmed text.
     ///
     /// # Errors

@@ -39,7 +39,7 @@ pub(crate) mod warm;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use crate::config::CheckpointSettings;
 
@@ -71,6 +71,10 @@ pub enum CheckpointError {
     Disabled,
     #[error("interrupted by user before the snapshot was complete")]
     Interrupted,
+    #[error(
+        "the checkpoints are busy: {holder} has held their lock for {secs} s; try again when it has finished"
+    )]
+    Busy { holder: String, secs: u64 },
     #[error("the checkpoint repository is damaged: {0}")]
     Corrupt(String),
 }
@@ -82,7 +86,11 @@ pub struct Checkpoints {
     settings: CheckpointSettings,
     /// Paths whose "not captured" note was already shown in this process.
     reported: Mutex<HashSet<RelPath>>,
+    /// Told when a wait for the store's lock is long ([`Checkpoints::set_lock_notice`]).
+    lock_notice: RwLock<Option<LockNotice>>,
 }
+
+type LockNotice = Box<dyn Fn(&str) + Send + Sync>;
 
 /// Whether checkpoints could be set up.
 pub enum Setup {
@@ -130,6 +138,7 @@ impl Checkpoints {
             ledger: ledger::Ledger::new(&dir),
             settings,
             reported: Mutex::new(HashSet::new()),
+            lock_notice: RwLock::new(None),
         }
     }
 
@@ -161,7 +170,7 @@ impl Checkpoints {
     /// # Errors
     /// [`CheckpointError`] when nothing could be recorded.
     pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
-        let lock = self.store.lock()?;
+        let lock = self.lock(&|| false)?;
         self.store.snapshot(&lock, &|| false)
     }
 
@@ -176,7 +185,7 @@ impl Checkpoints {
         request: &str,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Snapshot, CheckpointError> {
-        let lock = self.store.lock_until(stop)?;
+        let lock = self.lock(stop)?;
         let snapshot = self.store.snapshot(&lock, stop)?;
         self.append(&Line::turn(key.clone(), now(), request, &snapshot.commit))?;
         Ok(snapshot)
@@ -193,7 +202,7 @@ impl Checkpoints {
         before: &str,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<(Snapshot, Vec<RelPath>), CheckpointError> {
-        let lock = self.store.lock()?;
+        let lock = self.lock(&|| false)?;
         let snapshot = self.store.snapshot(&lock, stop)?;
         let mut files: Vec<RelPath> = Vec::new();
         if snapshot.commit != before {
@@ -272,7 +281,7 @@ impl Checkpoints {
     /// # Errors
     /// [`CheckpointError`] when the workspace cannot be recorded or a snapshot read.
     pub(crate) fn plan(&self, turns: &[TurnEntry]) -> Result<Plan, CheckpointError> {
-        let lock = self.store.lock()?;
+        let lock = self.lock(&|| false)?;
         let now = self.store.snapshot(&lock, &|| false)?;
         plan::plan(&self.store, turns, &now.commit)
     }
@@ -288,7 +297,7 @@ impl Checkpoints {
         plan: &Plan,
         overwrite_conflicts: bool,
     ) -> Result<Report, CheckpointError> {
-        let _lock = self.store.lock()?;
+        let _lock = self.lock(&|| false)?;
         let report = restore::apply(&self.store, plan, overwrite_conflicts);
         self.append(&Line::Restore {
             time: now(),
@@ -302,25 +311,50 @@ impl Checkpoints {
         Ok(report)
     }
 
-    /// Applies retention and, when due, starts `git gc` in the background.
+    /// Applies retention and, when due, starts `git gc` in the background; gc holds the
+    /// store's lock until it ends, so snapshots and restores wait for it.
     pub(crate) fn housekeeping(&self) {
-        let pruned = self.store.lock().and_then(|lock| {
-            prune::prune(
-                &self.store,
-                &self.ledger,
-                self.settings.keep,
-                self.settings.keep_days,
-                now(),
-                &lock,
-            )
-        });
-        if pruned.is_err() || !prune::gc_due(&self.store) {
+        let Ok(lock) = self.lock(&|| false) else {
             return;
+        };
+        let pruned = prune::prune(
+            &self.store,
+            &self.ledger,
+            self.settings.keep,
+            self.settings.keep_days,
+            now(),
+            &lock,
+        );
+        if pruned.is_ok() && prune::gc_due(&self.store) {
+            let _ = prune::start_gc(&self.store, lock);
         }
-        let store = self.store.clone();
-        std::thread::spawn(move || {
-            let _ = prune::gc(&store);
-        });
+    }
+
+    /// Says what a wait for the store's lock is for (once, after a second of waiting): a
+    /// notice line on the screen, or stderr for `agent undo`.
+    pub(crate) fn set_lock_notice(&self, notice: impl Fn(&str) + Send + Sync + 'static) {
+        let mut slot = match self.lock_notice.write() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *slot = Some(Box::new(notice));
+    }
+
+    /// Takes the store's lock, telling the lock notice when the wait is long.
+    fn lock(&self, stop: &(dyn Fn() -> bool + Sync)) -> Result<shadow::Lock, CheckpointError> {
+        let slot = match self.lock_notice.read() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let notice = |message: &str| {
+            if let Some(notice) = slot.as_ref() {
+                notice(message);
+            }
+        };
+        self.store.lock_with(&shadow::Wait {
+            stop,
+            notice: &notice,
+        })
     }
 }
 

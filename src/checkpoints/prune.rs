@@ -107,15 +107,73 @@ pub(crate) fn gc_due(store: &Store) -> bool {
     }
 }
 
-/// Runs `git gc` (packs loose objects, removes unreferenced ones older than an hour).
+/// Starts `git gc` (packs loose objects, removes unreferenced ones older than an hour) in
+/// the background, handing it the store's `lock`: git removes empty object directories
+/// while it prunes, so a snapshot writing objects at the same time could fail ("unable to
+/// create temporary file"). The lock is held until gc ends, even when this process exits
+/// first (a one-shot run); a thread here waits for gc and then lets the lock go.
 ///
 /// # Errors
-/// [`CheckpointError`] when gc fails.
-pub(crate) fn gc(store: &Store) -> Result<(), CheckpointError> {
+/// [`CheckpointError::Io`] when git cannot be started.
+pub(crate) fn start_gc(store: &Store, lock: Lock) -> Result<(), CheckpointError> {
     let stamp = store.dir().join("gc-stamp");
     let _ = std::fs::write(&stamp, b"");
-    store
+    let mut command = store
         .git()
-        .run(&["gc", "--quiet", "--prune=1.hour.ago"], None)?;
+        .background(&["gc", "--quiet", "--prune=1.hour.ago"]);
+    lock.hand_to(&mut command);
+    let mut child = command.spawn().map_err(|e| CheckpointError::Io {
+        path: store.git().git_dir().to_path_buf(),
+        message: format!("cannot start `git gc`: {e}"),
+    })?;
+    lock.describe(&format!(
+        "`git gc` (pid {}), tidying the checkpoints after a turn of agent process {}",
+        child.id(),
+        std::process::id()
+    ));
+    // Without the thread the child is reaped when this process exits; the lock is then
+    // still held by the child alone.
+    let _ = std::thread::Builder::new()
+        .name("checkpoint gc".into())
+        .spawn(move || {
+            let _ = child.wait();
+            drop(lock);
+        });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_gc_holds_the_lock_until_it_ends() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a"), "one").unwrap();
+        let Some(git) = super::super::git::find(std::env::var("PATH").ok().as_deref()) else {
+            eprintln!("skipped: no git on PATH");
+            return;
+        };
+        let store = Store::new(
+            git,
+            home.path().join("cp"),
+            ws.path().to_path_buf(),
+            1 << 20,
+        );
+        let lock = store.lock().unwrap();
+        store.snapshot(&lock, &|| false).unwrap();
+        start_gc(&store, lock).unwrap();
+        let holder = std::fs::read_to_string(store.dir().join("lock")).unwrap();
+        assert!(holder.starts_with("`git gc` (pid "), "{holder}");
+        assert!(matches!(
+            store.lock_until(&|| true),
+            Err(CheckpointError::Interrupted)
+        ));
+        // Once gc is done the lock is free, and snapshots work on the packed repository.
+        std::fs::write(ws.path().join("a"), "two").unwrap();
+        let lock = store.lock().unwrap();
+        assert!(store.snapshot(&lock, &|| false).unwrap().created);
+        assert!(store.git().git_dir().join("packed-refs").exists());
+    }
 }

@@ -32,6 +32,11 @@ const MAX_ADD_CALLS: usize = 64;
 /// A git `index.lock` older than this, found while holding the store's lock, was left by a
 /// git that died (a live `git update-index` of a whole tree takes seconds).
 const STALE_GIT_LOCK: Duration = Duration::from_secs(120);
+/// Waiting this long for the store's lock, the user is told what holds it.
+const LOCK_NOTICE_AFTER: Duration = Duration::from_secs(1);
+/// Waiting this long for the store's lock ends in [`CheckpointError::Busy`] (a `git gc` of
+/// a large shadow repository on a loaded machine takes a minute at most).
+const LOCK_PATIENCE: Duration = Duration::from_secs(180);
 /// Files handed to git at a time while warming the index, so a stop is seen between batches.
 const WARM_BATCH: usize = 1_000;
 
@@ -134,8 +139,64 @@ pub(crate) struct Store {
     max_file_bytes: u64,
 }
 
-/// Held while the store is in use; released when dropped.
-pub(crate) struct Lock(#[allow(dead_code)] File);
+/// Held while the store is in use; released when dropped, and by every process it was
+/// handed to ([`Lock::hand_to`]) when that exits.
+pub(crate) struct Lock(File);
+
+impl Lock {
+    /// Writes what holds the lock into the lock file, for whoever waits for it.
+    pub(crate) fn describe(&self, holder: &str) {
+        use std::os::unix::fs::FileExt;
+        let _ = self.0.set_len(0);
+        let _ = self.0.write_all_at(holder.as_bytes(), 0);
+    }
+
+    /// Makes `command`'s process hold the lock too: its descriptor is inherited, and a
+    /// `flock` lasts while any process holds the descriptor, so the lock outlives this
+    /// process while the child (and its own children) run.
+    pub(crate) fn hand_to(&self, command: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let fd = self.0.as_raw_fd();
+        // SAFETY: between fork and exec only `fcntl` runs, which is async-signal-safe; it
+        // clears close-on-exec on a descriptor this guard keeps open.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+}
+
+/// How a wait for the store's lock goes.
+pub(crate) struct Wait<'a> {
+    /// Asked every 10 ms while waiting; `true` ends the wait
+    /// ([`CheckpointError::Interrupted`]).
+    pub(crate) stop: &'a (dyn Fn() -> bool + Sync),
+    /// Told once, after [`LOCK_NOTICE_AFTER`] of waiting, what holds the lock.
+    pub(crate) notice: &'a (dyn Fn(&str) + Sync),
+}
+
+#[cfg(test)]
+impl Wait<'static> {
+    /// Never stops early, says nothing.
+    pub(crate) const QUIET: Wait<'static> = Wait {
+        stop: &|| false,
+        notice: &|_| {},
+    };
+}
+
+/// What the lock file says holds the lock.
+fn holder(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
+        .unwrap_or_else(|| "another agent process".into())
+}
 
 impl Store {
     /// The store for `workspace` in `dir`, using the `git` program at `git`. Nothing is
@@ -174,33 +235,46 @@ impl Store {
         }
     }
 
-    /// Takes the store's lock, creating the directory (mode 0700) when needed. Blocks while
-    /// another session holds it. Holding it, removes a git `index.lock` older than
-    /// [`STALE_GIT_LOCK`]: every git that writes the shadow index runs under this lock, so
-    /// such a file is left by a git killed mid-write (`kill -9`, the OOM killer), and would
-    /// otherwise make every later snapshot fail.
+    /// Takes the store's lock, creating the directory (mode 0700) when needed. Waits while
+    /// another holder has it (another session's snapshot or restore, a `git gc` started
+    /// after a turn): `wait.stop` is asked every 10 ms, so the user's Ctrl-C is not held up
+    /// by it, and after [`LOCK_NOTICE_AFTER`] `wait.notice` is told once what holds the
+    /// lock (its holder writes that into the lock file, [`Lock::describe`]). Holding it,
+    /// removes a git `index.lock` older than [`STALE_GIT_LOCK`]: every git that writes the
+    /// shadow index runs under this lock, so such a file is left by a git killed mid-write
+    /// (`kill -9`, the OOM killer), and would otherwise make every later snapshot fail.
     ///
     /// # Errors
-    /// [`CheckpointError::Io`] when the directory or lock file cannot be made.
-    pub(crate) fn lock(&self) -> Result<Lock, CheckpointError> {
-        self.lock_or_stop(None)
+    /// [`CheckpointError::Io`] when the directory or lock file cannot be made;
+    /// [`CheckpointError::Interrupted`] when `stop` said so; [`CheckpointError::Busy`]
+    /// after [`LOCK_PATIENCE`] of waiting.
+    pub(crate) fn lock_with(&self, wait: &Wait<'_>) -> Result<Lock, CheckpointError> {
+        self.lock_within(wait, LOCK_NOTICE_AFTER, LOCK_PATIENCE)
     }
 
-    /// [`Self::lock`], but while another holder has it (the background warm-up, another
-    /// session) `stop` is asked every 10 ms, so the user's Ctrl-C is not held up by it.
-    ///
-    /// # Errors
-    /// As [`Self::lock`], and [`CheckpointError::Interrupted`] when `stop` said so.
+    /// [`Self::lock_with`], quiet and never stopped early (tests).
+    #[cfg(test)]
+    pub(crate) fn lock(&self) -> Result<Lock, CheckpointError> {
+        self.lock_with(&Wait::QUIET)
+    }
+
+    /// [`Self::lock_with`], quiet, stopped by `stop` (tests).
+    #[cfg(test)]
     pub(crate) fn lock_until(
         &self,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Lock, CheckpointError> {
-        self.lock_or_stop(Some(stop))
+        self.lock_with(&Wait {
+            stop,
+            notice: &|_| {},
+        })
     }
 
-    fn lock_or_stop(
+    fn lock_within(
         &self,
-        stop: Option<&(dyn Fn() -> bool + Sync)>,
+        wait: &Wait<'_>,
+        notice_after: Duration,
+        patience: Duration,
     ) -> Result<Lock, CheckpointError> {
         create_private_dir(&self.dir).map_err(self.io(&self.dir))?;
         let path = self.dir.join("lock");
@@ -210,28 +284,43 @@ impl Store {
             .write(true)
             .open(&path)
             .map_err(self.io(&path))?;
+        let started = Instant::now();
+        let mut told = false;
         loop {
-            let flags = if stop.is_some() {
-                libc::LOCK_EX | libc::LOCK_NB
-            } else {
-                libc::LOCK_EX
-            };
             // SAFETY: flock on a descriptor owned by `file`, which the returned guard keeps
             // open.
-            if unsafe { libc::flock(file.as_raw_fd(), flags) } == 0 {
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                 break;
             }
             let error = std::io::Error::last_os_error();
-            match stop {
-                Some(stop) if error.raw_os_error() == Some(libc::EWOULDBLOCK) => {
-                    if stop() {
-                        return Err(CheckpointError::Interrupted);
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                _ => return Err(self.io(&path)(error)),
+            if !matches!(error.raw_os_error(), Some(libc::EWOULDBLOCK | libc::EINTR)) {
+                return Err(self.io(&path)(error));
             }
+            if (wait.stop)() {
+                return Err(CheckpointError::Interrupted);
+            }
+            let waited = started.elapsed();
+            if waited >= patience {
+                return Err(CheckpointError::Busy {
+                    holder: holder(&path),
+                    secs: waited.as_secs(),
+                });
+            }
+            if !told && waited >= notice_after {
+                told = true;
+                (wait.notice)(&format!(
+                    "waiting for {} to finish with the checkpoints ({})…",
+                    holder(&path),
+                    self.dir.display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
+        let lock = Lock(file);
+        lock.describe(&format!(
+            "agent process {} (a snapshot or restore)",
+            std::process::id()
+        ));
         let git_lock = self.git.git_dir().join("index.lock");
         let stale = std::fs::symlink_metadata(&git_lock)
             .and_then(|meta| meta.modified())
@@ -239,7 +328,7 @@ impl Store {
         if stale {
             let _ = std::fs::remove_file(&git_lock);
         }
-        Ok(Lock(file))
+        Ok(lock)
     }
 
     /// Creates the repository on first use; `true` when it was created now.
@@ -718,6 +807,7 @@ mod tests {
 mod store_tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::sync::Mutex;
 
     fn store(home: &Path, ws: &Path) -> Option<Store> {
         let path = std::env::var("PATH").ok();
@@ -766,6 +856,66 @@ mod store_tests {
         let waiting = store.lock_until(&|| true);
         assert!(matches!(waiting, Err(CheckpointError::Interrupted)));
         assert!(store.snapshot(&lock, &|| false).unwrap().created);
+    }
+
+    #[test]
+    fn a_long_wait_for_the_lock_says_what_holds_it_then_gives_up() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let Some(store) = store(home.path(), ws.path()) else {
+            return;
+        };
+        let held = store.lock().unwrap();
+        let told = Mutex::new(Vec::new());
+        let notice = |message: &str| told.lock().unwrap().push(message.to_string());
+        let wait = Wait {
+            stop: &|| false,
+            notice: &notice,
+        };
+        let busy = store.lock_within(&wait, Duration::ZERO, Duration::from_millis(50));
+        let me = format!("agent process {}", std::process::id());
+        match busy {
+            Err(CheckpointError::Busy { holder, .. }) => assert!(holder.contains(&me), "{holder}"),
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("locked twice"),
+        }
+        let told = told.lock().unwrap().clone();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(
+            told[0].starts_with(&format!("waiting for {me}")),
+            "{told:?}"
+        );
+        drop(held);
+        assert!(
+            store
+                .lock_within(&wait, Duration::ZERO, Duration::ZERO)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_lock_handed_to_a_child_is_held_until_the_child_exits() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let Some(store) = store(home.path(), ws.path()) else {
+            return;
+        };
+        let lock = store.lock().unwrap();
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30");
+        lock.hand_to(&mut command);
+        let mut child = command.spawn().unwrap();
+        lock.describe("a sleeping child");
+        // As when this process exits: only the child holds it now.
+        drop(lock);
+        match store.lock_until(&|| true) {
+            Err(CheckpointError::Interrupted) => {}
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("the child's lock was taken"),
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(store.lock().is_ok());
     }
 
     #[test]

@@ -35,10 +35,13 @@ impl Checkpoints {
         let thread = std::thread::Builder::new()
             .name("checkpoint warm-up".into())
             .spawn(move || {
-                if let Ok(lock) = checkpoints.store.lock() {
-                    let _ = checkpoints
-                        .store
-                        .warm(&lock, &|| stopped.load(Ordering::SeqCst));
+                let stop = || stopped.load(Ordering::SeqCst);
+                let wait = super::shadow::Wait {
+                    stop: &stop,
+                    notice: &|_| {},
+                };
+                if let Ok(lock) = checkpoints.store.lock_with(&wait) {
+                    let _ = checkpoints.store.warm(&lock, &stop);
                 }
             })
             .ok()?;

@@ -37,6 +37,7 @@ pub(crate) fn run(args: &UndoArgs, run: &RunArgs) -> Outcome {
         Setup::Disabled => return Ok(Exit::Done),
         Setup::NoGit(message) => return Err(Error::Failed(message)),
     };
+    checkpoints.set_lock_notice(|message| crate::errln!("agent: {message}"));
     if args.list {
         let turns = checkpoints.turns();
         if turns.is_empty() {

@@ -221,6 +221,7 @@ impl Governor {
         response.insert("exit_code".into(), outcome.exit_code.into());
         fields.insert("tool_response".into(), response.into());
         let result = self.run_hooks(HookEvent::PostToolUse, Some(&call.name), fields);
+        outcome.post_hooks_ran = result.ran > 0;
         for text in result.block.iter().chain(&result.context) {
             if !outcome.content.ends_with('\n') {
                 outcome.content.push('\n');

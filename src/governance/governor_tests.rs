@@ -70,6 +70,8 @@ fn outcome(content: &str, decision: Option<Decision>, blocked: bool) -> Dispatch
         exit_code: None,
         error: None,
         display: None,
+        wrote: None,
+        post_hooks_ran: false,
     }
 }
 

@@ -17,7 +17,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use super::policy::{HookGate, Policy};
-use super::{Access, Args, Registry, ToolContext, ToolDisplay, ToolErrorKind};
+use super::{Access, Args, Registry, ToolContext, ToolDisplay, ToolErrorKind, Wrote};
 use crate::model::ToolCall;
 use crate::model::types::parse_arguments;
 use crate::permissions::{
@@ -48,6 +48,11 @@ pub struct DispatchOutcome {
     /// The kind of a tool's own failure ([`ToolError`]), when it failed that way.
     pub(crate) error: Option<ToolErrorKind>,
     pub(crate) display: Option<ToolDisplay>,
+    /// The file the call wrote (`write_file`, `str_replace`), from the tool.
+    pub(crate) wrote: Option<Box<Wrote>>,
+    /// Set by the policy when `PostToolUse` hooks ran after the call
+    /// ([`super::Policy::after_tool`]).
+    pub(crate) post_hooks_ran: bool,
 }
 
 impl DispatchOutcome {
@@ -62,6 +67,8 @@ impl DispatchOutcome {
             exit_code: None,
             error: None,
             display: None,
+            wrote: None,
+            post_hooks_ran: false,
         }
     }
 
@@ -168,6 +175,8 @@ impl Dispatcher<'_> {
                 exit_code: output.exit_code,
                 error: None,
                 display: output.display,
+                wrote: output.wrote.map(Box::new),
+                post_hooks_ran: false,
             },
             Ok(Err(error)) => DispatchOutcome {
                 decision: Some(decision),

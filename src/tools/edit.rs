@@ -28,7 +28,7 @@ use super::paths::{self, Resolved};
 use super::str_arg;
 use super::textfile;
 use super::tracker::Snapshot;
-use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec};
+use super::{Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec, Wrote};
 
 /// Match lines listed in a "matches N times" error.
 const MAX_LISTED_LINES: usize = 20;
@@ -179,6 +179,10 @@ fn write_edit(
             after: String::from_utf8_lossy(&updated).into_owned(),
         }),
         exit_code: None,
+        wrote: Some(Wrote {
+            real: r.real.clone(),
+            shown: r.shown.clone(),
+        }),
     })
 }
 

@@ -28,7 +28,7 @@ use super::paths::{self, Resolved};
 use super::textfile::{self, Window};
 use super::tracker::{HASH_LIMIT, Snapshot};
 use super::{
-    Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec, str_arg,
+    Access, Args, Tool, ToolContext, ToolDisplay, ToolError, ToolOutput, ToolSpec, Wrote, str_arg,
 };
 
 pub use super::tracker::FileTracker;
@@ -291,6 +291,10 @@ impl Tool for WriteFileTool {
                 after: content.to_string(),
             }),
             exit_code: None,
+            wrote: Some(Wrote {
+                real: r.real.clone(),
+                shown: r.shown.clone(),
+            }),
         })
     }
 }

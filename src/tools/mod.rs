@@ -102,6 +102,19 @@ pub struct ToolOutput {
     pub(crate) display: Option<ToolDisplay>,
     /// The exit code of a command that ran to its end (`bash`).
     pub(crate) exit_code: Option<i32>,
+    /// The file a file tool wrote (`write_file`, `str_replace`).
+    pub(crate) wrote: Option<Wrote>,
+}
+
+/// A file a tool call wrote, as the tool resolved it: the key of its entry in the
+/// [`FileTracker`], so what runs after the call (a `PostToolUse` hook) can be compared with
+/// what the tool left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrote {
+    /// The resolved path ([`paths::Resolved::real`]).
+    pub(crate) real: std::path::PathBuf,
+    /// The path as the model gave it, for messages.
+    pub(crate) shown: String,
 }
 
 impl ToolOutput {
@@ -110,6 +123,7 @@ impl ToolOutput {
             text: text.into(),
             display: None,
             exit_code: None,
+            wrote: None,
         }
     }
 }

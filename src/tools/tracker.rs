@@ -114,6 +114,34 @@ impl FileTracker {
         entries.map.insert(path.to_path_buf(), (snapshot, stamp));
     }
 
+    /// After `PostToolUse` hooks ran for a call that wrote `wrote`: when the file's content
+    /// is no longer what the tool wrote (a formatter rewrote it), records the file as it is
+    /// now, so the next edit is not refused as stale, and returns the line telling the
+    /// model. `None` when the file is as the tool left it, is no longer tracked, or cannot
+    /// be read (the next edit then decides). A change by the user's own hook right after
+    /// the agent's edit is not a foreign change (as in Claude Code).
+    pub(crate) fn adopt_hook_change(&self, wrote: &super::Wrote) -> Option<String> {
+        let meta = std::fs::metadata(&wrote.real).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let now = if meta.len() <= HASH_LIMIT {
+            let bytes = std::fs::read(&wrote.real).ok()?;
+            Snapshot::of_bytes(&bytes, meta.modified().ok())
+        } else {
+            Snapshot::of_metadata(&meta)
+        };
+        if self.check(&wrote.real, &now) != Freshness::Stale {
+            return None;
+        }
+        self.record(&wrote.real, now);
+        Some(format!(
+            "A PostToolUse hook changed `{}` after this edit (formatter?): read it before an \
+             edit that depends on its exact text.",
+            wrote.shown
+        ))
+    }
+
     /// Compares the file as it is `now` with what the agent last saw.
     pub(crate) fn check(&self, path: &Path, now: &Snapshot) -> Freshness {
         match self.lock().map.get(path) {

@@ -443,9 +443,90 @@ fn post_tool_use_runs_a_formatter_after_an_edit_and_its_feedback_reaches_the_mod
     assert_eq!(env.read("notes.txt"), "SHOUT THIS\n");
     let result = tool_result(&server);
     assert!(
-        result.ends_with("\nPostToolUse hook: formatted notes.txt"),
+        result.contains("\nPostToolUse hook: formatted notes.txt\n"),
         "{result}"
     );
+}
+
+/// The tool message answering `id` in the last request, without the reminder.
+fn tool_result_of(server: &MockServer, id: &str) -> String {
+    let requests = server.chat_requests();
+    let last = requests.last().expect("a request");
+    check_request_invariants(&last.body).expect("well-formed request");
+    last.messages()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .map(|c| {
+            c.split("\n\n<system-reminder>")
+                .next()
+                .unwrap_or(c)
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_file_a_post_tool_use_hook_rewrote_can_be_edited_again_without_a_read() {
+    let call =
+        |id: &str, tool: &str, args: Value| Reply::Sse(tool_events(id, tool, &args.to_string()));
+    let server = MockServer::start(vec![
+        call(
+            "call_1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "shout this\n"}),
+        ),
+        // The new text, as the hook left it, without a read_file in between.
+        call(
+            "call_2",
+            "str_replace",
+            json!({"path": "notes.txt", "old_str": "SHOUT THIS", "new_str": "SHOUT THAT"}),
+        ),
+        // Something other than the hook changes the file: that is still a foreign change.
+        call(
+            "call_3",
+            "bash",
+            json!({"command": "sed -i s/THAT/THOSE/ notes.txt"}),
+        ),
+        call(
+            "call_4",
+            "str_replace",
+            json!({"path": "notes.txt", "old_str": "THOSE", "new_str": "THEM"}),
+        ),
+        Reply::Sse(text_events(&["done"])),
+    ]);
+    let env = TestEnv::with_server(&server);
+    // A "formatter" that upper-cases the file the edit touched.
+    let format = script(
+        &env,
+        "format.sh",
+        "file=$(sed -n 's/.*\"path\":\"\\([^\"]*\\)\".*/\\1/p')\n\
+         tr a-z A-Z < \"$file\" > \"$file.tmp\" && mv \"$file.tmp\" \"$file\"",
+    );
+    env.config(&hook(
+        "PostToolUse",
+        Some("write_file|str_replace"),
+        &format.display().to_string(),
+    ));
+    let output = env.run(&["--yes", "write notes"]);
+    assert_eq!(output.status.code(), Some(0), "{}", texts(&output).1);
+
+    let note = "A PostToolUse hook changed `notes.txt` after this edit (formatter?): read it \
+                before an edit that depends on its exact text.";
+    let first = tool_result_of(&server, "call_1");
+    assert!(first.starts_with("Created `notes.txt`"), "{first}");
+    assert!(first.ends_with(&format!("\n{note}")), "{first}");
+    // The hook's rewrite counts as seen: the edit of the new text goes through, and the
+    // hook leaving that edit as it was is no change to report.
+    let second = tool_result_of(&server, "call_2");
+    assert!(!second.starts_with("Error"), "{second}");
+    assert!(!second.contains("PostToolUse hook changed"), "{second}");
+    let fourth = tool_result_of(&server, "call_4");
+    assert!(
+        fourth.contains("notes.txt changed on disk since last read"),
+        "{fourth}"
+    );
+    assert_eq!(env.read("notes.txt"), "SHOUT THOSE\n");
 }
 
 #[test]

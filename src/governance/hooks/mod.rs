@@ -55,6 +55,8 @@ pub(crate) struct Outcome {
     pub(crate) reason: Option<String>,
     /// Context to add, in hook order.
     pub(crate) context: Vec<String>,
+    /// How many hooks ran.
+    pub(crate) ran: usize,
 }
 
 impl Hooks {
@@ -92,6 +94,7 @@ impl Hooks {
         for hook in matching {
             let run = self.run_one(hook, subject, stdin.as_bytes());
             combine(&mut outcome, &run.verdict);
+            outcome.ran += 1;
             runs.push(run);
         }
         (outcome, runs)
