@@ -54,6 +54,11 @@ fn stops_the_command_on(signal: libc::c_int) {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     wait_for_file(&env.workspace.join("started.txt"), deadline);
+    // `started.txt` can be written before the forked child has exec'd `sleep`, and only
+    // then does its /proc environ show the marker: wait for it.
+    while survivors(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(!survivors(&mark).is_empty(), "the background sleep runs");
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
