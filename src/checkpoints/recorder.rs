@@ -74,13 +74,6 @@ impl TurnRecorder {
         if *state != State::Clean {
             return;
         }
-        if !self.checkpoints.is_warm() {
-            self.sink.emit(AgentEvent::Notice {
-                message: "saving a first checkpoint of this workspace for /undo (in a large \
-                          tree this takes a few seconds)…"
-                    .into(),
-            });
-        }
         match self
             .checkpoints
             .begin_turn(&self.key, &self.request, &|| cancel.is_cancelled())

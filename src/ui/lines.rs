@@ -72,8 +72,12 @@ pub fn preview(
     out
 }
 
+/// A workspace's first snapshot gets [`checkpoint_line`] when it took at least this long.
+pub const CHECKPOINT_LINE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `checkpoint: saved 10,019 files in 2.1 s; /undo puts back what this turn changes`: after
-/// a workspace's first snapshot (later ones are quick and silent).
+/// a workspace's first snapshot that took [`CHECKPOINT_LINE_AFTER`] or more (quicker ones and
+/// later ones are silent).
 pub fn checkpoint_line(files: usize, took: std::time::Duration) -> String {
     format!(
         "checkpoint: saved {} files in {:.1} s; /undo puts back what this turn changes",

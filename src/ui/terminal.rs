@@ -365,7 +365,9 @@ impl Screen {
                 duration,
                 ..
             } => {
-                if first {
+                // Only a first snapshot the user waited for is worth a line (a large
+                // tree); a quick one is as silent as the later ones.
+                if first && duration >= lines::CHECKPOINT_LINE_AFTER {
                     let line = lines::checkpoint_line(files, duration);
                     self.notice(&line, theme::SECONDARY);
                 }
