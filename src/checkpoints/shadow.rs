@@ -299,13 +299,9 @@ impl Store {
             if (wait.stop)() {
                 return Err(CheckpointError::Interrupted);
             }
+            // The notice comes first, so a wait that ends in `Busy` has always said what it
+            // waited for (also when one slow try already used up the patience).
             let waited = started.elapsed();
-            if waited >= patience {
-                return Err(CheckpointError::Busy {
-                    holder: holder(&path),
-                    secs: waited.as_secs(),
-                });
-            }
             if !told && waited >= notice_after {
                 told = true;
                 (wait.notice)(&format!(
@@ -313,6 +309,12 @@ impl Store {
                     holder(&path),
                     self.dir.display()
                 ));
+            }
+            if waited >= patience {
+                return Err(CheckpointError::Busy {
+                    holder: holder(&path),
+                    secs: waited.as_secs(),
+                });
             }
             std::thread::sleep(Duration::from_millis(10));
         }
