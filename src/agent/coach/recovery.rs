@@ -24,14 +24,7 @@ pub(crate) fn recovery_line(fact: &CallFact) -> Option<String> {
         format!("{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
     };
     let read_first = |path: &str| call("read_file", json!({ "path": path }));
-    if fact.name == "bash"
-        && fact.status == CallStatus::Ran
-        && fact.exit_code.is_some_and(|code| code != 0)
-        && let Some((script, run)) = fact
-            .string_argument("command")
-            .as_deref()
-            .and_then(python_run_by_shell)
-    {
+    if let Some((script, run)) = python_rerun(fact) {
         return Some(format!(
             "Next: `{script}` is a Python file, not a shell script; run it with python3: {}",
             call("bash", json!({ "command": run }))
@@ -123,6 +116,24 @@ pub(crate) fn content_follows(path: &str) -> String {
 /// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
 /// run with `python3`. `None` for anything else (options before the file, other commands,
 /// redirections, words only known at run time).
+/// The command the recovery line of `fact` tells the model to run instead, when it names
+/// one (`python3 X.py` after `bash X.py` failed): the model's next reply showing exactly this
+/// command in a shell block is taken as the call.
+pub(crate) fn suggested_command(fact: &CallFact) -> Option<String> {
+    python_rerun(fact).map(|(_, run)| run)
+}
+
+/// `(script, command)` when `fact` is a failed `bash X.py` / `sh X.py`.
+fn python_rerun(fact: &CallFact) -> Option<(String, String)> {
+    if fact.name != "bash"
+        || fact.status != CallStatus::Ran
+        || fact.exit_code.is_none_or(|code| code == 0)
+    {
+        return None;
+    }
+    python_run_by_shell(fact.string_argument("command").as_deref()?)
+}
+
 fn python_run_by_shell(command: &str) -> Option<(String, String)> {
     let analysis = shell::analyze(command);
     let [Item::Command(simple)] = analysis.items.as_slice() else {

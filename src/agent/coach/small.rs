@@ -44,6 +44,9 @@ pub(crate) struct SmallModelCoach {
     empty_replies: u32,
     /// The model was told this turn that a tool it called as text does not exist.
     told_unknown_tool: bool,
+    /// The command the last results' recovery line told the model to run
+    /// ([`recovery::suggested_command`]).
+    suggested: Option<String>,
 }
 
 impl SmallModelCoach {
@@ -57,6 +60,7 @@ impl SmallModelCoach {
             stream: RepetitionGuard::default(),
             empty_replies: 0,
             told_unknown_tool: false,
+            suggested: None,
         }
     }
 }
@@ -115,6 +119,9 @@ impl Coach for SmallModelCoach {
     }
 
     fn on_result(&mut self, fact: &CallFact, content: &mut String, run: &mut RunCall<'_>) {
+        if let Some(command) = recovery::suggested_command(fact) {
+            self.suggested = Some(command);
+        }
         if let Some(read) = recovery::read_for_refusal(fact) {
             let outcome = run(&read);
             if outcome.ok
@@ -153,6 +160,25 @@ impl Coach for SmallModelCoach {
         }
         if answering && turn.text_calls {
             shown::take_shown_call(reply, turn.offered, &self.intent);
+        }
+        // The recovery line named a command and the reply shows exactly that command: the
+        // line was a request to run it, so the shown command is the call (when the user's
+        // words allow running).
+        let suggested = self.suggested.take();
+        if reply.tool_calls.is_empty()
+            && turn.text_calls
+            && turn.offered.contains(&"bash")
+            && self.intent.allows_shown_call("bash")
+            && let Some(command) = suggested
+            && shown::first_shell_block(reply.text_content()).as_deref() == Some(command.as_str())
+        {
+            let mut calls = vec![ToolCall {
+                id: String::new(),
+                name: "bash".to_string(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            }];
+            give_ids(&mut calls);
+            reply.tool_calls = calls;
         }
         if reply.tool_calls.is_empty() && turn.offered.contains(&"write_file") {
             let mut calls = listing::listing_calls(
@@ -272,6 +298,50 @@ mod tests {
             panic!("nothing to run")
         });
         assert!(content.is_empty());
+    }
+
+    /// hello.py on Qwen2.5-Coder-1.5B: `bash hello.py` failed, the recovery line said to run
+    /// `python3 hello.py`, and the model showed exactly that in a shell block and stopped.
+    #[test]
+    fn the_command_a_recovery_line_named_is_taken_when_the_reply_shows_it() {
+        let failed = CallFact {
+            name: "bash".into(),
+            arguments: serde_json::json!({"command": "bash hello.py"}).to_string(),
+            status: crate::agent::facts::CallStatus::Ran,
+            exit_code: Some(2),
+            error: None,
+        };
+        let shows = |command: &str| Message::assistant(format!("Run:\n```bash\n{command}\n```"));
+        let no_run = &mut |_: &ToolCall| panic!("nothing to run");
+
+        let request = "Create hello.py that prints hello, then run it";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        let mut content = String::new();
+        coach.on_result(&failed, &mut content, no_run);
+        assert!(content.contains("python3"), "{content}");
+        let mut reply = shows("python3 hello.py");
+        assert_eq!(coach.after_reply(&view(&facts), &mut reply), Step::Proceed);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            r#"{"command":"python3 hello.py"}"#
+        );
+
+        // Another command is not taken.
+        coach.on_result(&failed, &mut String::new(), no_run);
+        let mut other = shows("rm -rf build");
+        coach.after_reply(&view(&facts), &mut other);
+        assert!(other.tool_calls.is_empty());
+
+        // The user said not to run: never taken.
+        let request = "Write hello.py; do not run it, I will run it myself";
+        let facts = TurnFacts::new(request);
+        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
+        coach.on_result(&failed, &mut String::new(), no_run);
+        let mut reply = shows("python3 hello.py");
+        coach.after_reply(&view(&facts), &mut reply);
+        assert!(reply.tool_calls.is_empty());
     }
 
     #[test]
