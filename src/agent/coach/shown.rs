@@ -22,11 +22,7 @@ pub(crate) fn take_shown_call(message: &mut Message, offered: &[&str], intent: &
     let text = message.text_content().to_string();
     let calls = embedded_calls(&text, offered).or_else(|| {
         let command = first_shell_block(&text).filter(|_| offered.contains(&"bash"))?;
-        Some(vec![ToolCall {
-            id: String::new(),
-            name: "bash".to_string(),
-            arguments: serde_json::json!({ "command": command }).to_string(),
-        }])
+        Some(vec![bash_call(&command)])
     });
     let Some(mut calls) = calls else {
         return;
@@ -71,6 +67,15 @@ fn embedded_call_blocks(text: &str) -> impl Iterator<Item = &str> {
         rest = &rest[block_end..];
     }
     blocks.into_iter()
+}
+
+/// A `bash` call running `command`, without an id (the caller gives ids).
+pub(crate) fn bash_call(command: &str) -> ToolCall {
+    ToolCall {
+        id: String::new(),
+        name: "bash".to_string(),
+        arguments: serde_json::json!({ "command": command }).to_string(),
+    }
 }
 
 /// The body of the first fenced shell block (`bash`, `sh`, `shell`, `console`, `zsh`), with

@@ -172,11 +172,7 @@ impl Coach for SmallModelCoach {
             && let Some(command) = suggested
             && shown::first_shell_block(reply.text_content()).as_deref() == Some(command.as_str())
         {
-            let mut calls = vec![ToolCall {
-                id: String::new(),
-                name: "bash".to_string(),
-                arguments: serde_json::json!({ "command": command }).to_string(),
-            }];
+            let mut calls = vec![shown::bash_call(&command)];
             give_ids(&mut calls);
             reply.tool_calls = calls;
         }
