@@ -93,7 +93,10 @@ pub(crate) fn prune(
     })
 }
 
-/// Whether a gc is due: the repository has snapshots and none ran in the last hour.
+/// Whether a gc is due: the repository has snapshots and the last gc ran, or the first
+/// housekeeping found it, at least an hour ago ([`GC_EVERY`]). The first call on a store
+/// only starts that clock (writes the stamp): a short session, or a one-shot run, leaves
+/// no `git gc` running after it.
 pub(crate) fn gc_due(store: &Store) -> bool {
     if !store.is_warm() {
         return false;
@@ -103,7 +106,10 @@ pub(crate) fn gc_due(store: &Store) -> bool {
         Ok(at) => SystemTime::now()
             .duration_since(at)
             .is_ok_and(|age| age >= GC_EVERY),
-        Err(_) => true,
+        Err(_) => {
+            let _ = std::fs::write(&stamp, b"");
+            false
+        }
     }
 }
 
@@ -175,5 +181,38 @@ mod tests {
         let lock = store.lock().unwrap();
         assert!(store.snapshot(&lock, &|| false).unwrap().created);
         assert!(store.git().git_dir().join("packed-refs").exists());
+    }
+
+    /// The eval's one-shot runs left `git gc` running after the agent exited, on every
+    /// fresh store: the first housekeeping now only starts the clock.
+    #[test]
+    fn the_first_gc_is_an_hour_after_the_first_housekeeping() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a"), "one").unwrap();
+        let Some(git) = super::super::git::find(std::env::var("PATH").ok().as_deref()) else {
+            eprintln!("skipped: no git on PATH");
+            return;
+        };
+        let store = Store::new(
+            git,
+            home.path().join("cp"),
+            ws.path().to_path_buf(),
+            1 << 20,
+        );
+        assert!(!gc_due(&store), "no snapshot yet");
+        let lock = store.lock().unwrap();
+        store.snapshot(&lock, &|| false).unwrap();
+        drop(lock);
+        assert!(!gc_due(&store), "the first look starts the clock");
+        assert!(!gc_due(&store), "and the clock runs");
+        let stamp = std::fs::File::options()
+            .write(true)
+            .open(store.dir().join("gc-stamp"))
+            .unwrap();
+        stamp
+            .set_modified(SystemTime::now() - GC_EVERY - Duration::from_secs(1))
+            .unwrap();
+        assert!(gc_due(&store), "an hour later");
     }
 }
