@@ -152,14 +152,15 @@ pub(crate) fn start_gc(store: &Store, lock: Lock) -> Result<(), CheckpointError>
 mod tests {
     use super::*;
 
-    #[test]
-    fn git_gc_holds_the_lock_until_it_ends() {
+    /// A store (in a temp home) for a temp workspace holding one file `a`; `None`, with the
+    /// reason on stderr, when git is not on PATH.
+    fn store_of_one_file() -> Option<(tempfile::TempDir, tempfile::TempDir, Store)> {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         std::fs::write(ws.path().join("a"), "one").unwrap();
         let Some(git) = super::super::git::find(std::env::var("PATH").ok().as_deref()) else {
             eprintln!("skipped: no git on PATH");
-            return;
+            return None;
         };
         let store = Store::new(
             git,
@@ -167,6 +168,14 @@ mod tests {
             ws.path().to_path_buf(),
             1 << 20,
         );
+        Some((home, ws, store))
+    }
+
+    #[test]
+    fn git_gc_holds_the_lock_until_it_ends() {
+        let Some((_home, ws, store)) = store_of_one_file() else {
+            return;
+        };
         let lock = store.lock().unwrap();
         store.snapshot(&lock, &|| false).unwrap();
         start_gc(&store, lock).unwrap();
@@ -187,19 +196,9 @@ mod tests {
     /// fresh store: the first housekeeping now only starts the clock.
     #[test]
     fn the_first_gc_is_an_hour_after_the_first_housekeeping() {
-        let home = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(ws.path().join("a"), "one").unwrap();
-        let Some(git) = super::super::git::find(std::env::var("PATH").ok().as_deref()) else {
-            eprintln!("skipped: no git on PATH");
+        let Some((_home, ws, store)) = store_of_one_file() else {
             return;
         };
-        let store = Store::new(
-            git,
-            home.path().join("cp"),
-            ws.path().to_path_buf(),
-            1 << 20,
-        );
         assert!(!gc_due(&store), "no snapshot yet");
         let lock = store.lock().unwrap();
         store.snapshot(&lock, &|| false).unwrap();
