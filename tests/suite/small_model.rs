@@ -235,17 +235,11 @@ fn a_write_refused_as_not_read_carries_the_file_with_the_coach_on_only() {
             .as_str()
             .unwrap_or("")
             .to_string();
+        assert!(refusal.contains("not read"), "{refusal}");
         assert_eq!(
-            refusal.contains("write_file did not run: `fruits.txt` already exists")
-                && refusal.contains("it now counts as read")
-                && refusal.contains("1\tapple"),
+            refusal.contains("`fruits.txt` now counts as read") && refusal.contains("1\tapple"),
             coached,
             "{model}: {refusal}"
-        );
-        assert_eq!(
-            refusal.contains("not read"),
-            !coached,
-            "{model}: the coach puts the file in place of the refusal's text: {refusal}"
         );
         assert!(
             !refusal.contains("Next: read the file first"),
@@ -305,10 +299,7 @@ fn code_instead_of_the_work_gets_one_request_with_the_coach_on_only() {
         );
         if coached {
             let asked = last_content(&requests[1].body);
-            assert!(
-                asked.contains("Nothing has been changed or run yet"),
-                "{asked}"
-            );
+            assert!(asked.contains("Nothing has been done yet"), "{asked}");
             assert!(
                 asked.contains("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"),
                 "{asked}"
@@ -446,57 +437,5 @@ fn a_python_file_run_by_bash_gets_the_python3_line() {
             expected,
             "{model}: {result}"
         );
-    }
-}
-
-/// fix_bug and fix_script on Qwen2.5-Coder-1.5B: a guide with the call "as an example" in a
-/// fenced JSON block, for a request for work, is that call at once (one model request for
-/// it, no request to make the calls first); a shell block written as `write_file key=value`
-/// runs as that call. A capable model's guide stays its final answer.
-#[test]
-fn calls_shown_in_a_guide_are_made_for_a_request_for_work_with_the_coach_on_only() {
-    let guide = "Here is an example of how you can do this:\n\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"notes.txt\", \"content\": \"hi\\n\"}}\n```\n\nAfter this, notes.txt holds hi.";
-    let keyed = "Fix it like this:\n```bash\nwrite_file path=hello.sh content=\"#!/bin/sh\necho 'hello world'\"\n```";
-    for (model, coached) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
-        let server = MockServer::start(vec![
-            text(guide),
-            text("Written."),
-            text(keyed),
-            text(keyed),
-            text("Fixed."),
-        ]);
-        let env = TestEnv::with_model(&server, model);
-        let output = env.run(&["--yes", "Create notes.txt that says hi"]);
-        let (_, stderr) = texts(&output);
-        assert_eq!(output.status.code(), Some(0), "{stderr}");
-        assert_eq!(
-            env.workspace.join("notes.txt").exists(),
-            coached,
-            "{model}: {stderr}"
-        );
-        if !coached {
-            assert_eq!(
-                server.chat_requests().len(),
-                1,
-                "{model}: the guide is final"
-            );
-            continue;
-        }
-        assert_eq!(env.read("notes.txt"), "hi\n");
-        assert_eq!(
-            server.chat_requests().len(),
-            2,
-            "no request to make the calls first"
-        );
-
-        let output = env.run(&["--yes", "Fix hello.sh so it prints hello world"]);
-        let (_, stderr) = texts(&output);
-        assert_eq!(output.status.code(), Some(0), "{stderr}");
-        assert_eq!(
-            env.read("hello.sh"),
-            "#!/bin/sh\necho 'hello world'",
-            "{stderr}"
-        );
-        assert!(!stderr.contains("command not found"), "{stderr}");
     }
 }

@@ -90,15 +90,6 @@ impl Intent {
         !self.answer_only && !self.no_change
     }
 
-    /// The request asks for work (a change or a run) and says neither not to run nor not to
-    /// change anything.
-    pub(crate) fn wants_work(&self) -> bool {
-        (self.asks_to_edit || self.asks_to_run)
-            && !self.answer_only
-            && !self.no_run
-            && !self.no_change
-    }
-
     /// A call the model only showed (in prose) may be taken as a call of `tool`.
     pub(crate) fn allows_shown_call(&self, tool: &str) -> bool {
         match tool {
@@ -394,9 +385,6 @@ const EDIT_VERBS: &[&str] = &[
     "save",
     "draft",
     "put",
-    "delete",
-    "remove",
-    "commit",
 ];
 
 /// Words of running something.

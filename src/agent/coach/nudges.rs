@@ -106,10 +106,9 @@ pub(crate) fn run_nudge(answered: &Answered<'_>) -> Option<String> {
 }
 
 /// The request after an answer that holds code instead of doing the task (the fourth kind
-/// in the module doc): no edit was applied and no command ran in the turn (a read, or a
-/// refused call, is not the work), the request asks for a change or an outcome and says
-/// neither not to run nor not to change anything ([`Intent::wants_work`]), and the answer
-/// holds a fenced block tagged with a language. It says nothing was done and shows one call in the
+/// in the module doc): the turn made no tool call, the request asks for a change or an
+/// outcome and says neither not to run nor not to change anything, and the answer holds a
+/// fenced block tagged with a language. It says nothing was done and shows one call in the
 /// `<tool_call>` form of the small model's system prompt ([`super::profile`]).
 fn nothing_done(
     facts: &TurnFacts,
@@ -117,7 +116,11 @@ fn nothing_done(
     answer: &str,
     offered: &[&str],
 ) -> Option<String> {
-    if !intent.wants_work() || edited(facts) || ran(facts) || !shown::has_code_block(answer) {
+    let wants_work = (intent.asks_to_edit || intent.asks_to_run)
+        && !intent.answer_only
+        && !intent.no_run
+        && !intent.no_change;
+    if !wants_work || !facts.calls.is_empty() || !shown::has_code_block(answer) {
         return None;
     }
     let example = if offered.contains(&"bash") {
@@ -128,7 +131,7 @@ fn nothing_done(
         return None;
     };
     Some(format!(
-        "<system-reminder>\nNothing has been changed or run yet: code in your answer does not run and \
+        "<system-reminder>\nNothing has been done yet: code in your answer does not run and \
          writes no file. Do the task now with your tools ({tools}), one call at a time, for \
          example:\n<tool_call>\n{example}\n</tool_call>\n</system-reminder>",
         tools = offered.join(", ")
@@ -518,10 +521,7 @@ mod tests {
             "How many rows of sales.csv have the region EU? Write only the number into answer.txt.";
         let code = "Here's the code:\n```python\nwith open('sales.csv') as f:\n    print(len(f.readlines()))\n```\nAfter running this code, the number will be in answer.txt.";
         let nudged = nudge(&facts(count, vec![]), code, BASH).unwrap_or_default();
-        assert!(
-            nudged.contains("Nothing has been changed or run yet"),
-            "{nudged}"
-        );
+        assert!(nudged.contains("Nothing has been done yet"), "{nudged}");
         assert!(
             nudged.contains("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"),
             "{nudged}"
@@ -533,22 +533,12 @@ mod tests {
         );
         assert_eq!(nudge(&facts(count, vec![]), code, &["read_file"]), None);
         assert!(nudge(&facts("Run the tests", vec![]), code, BASH).is_some());
-        // Prose without code, or a turn that already changed or ran something: not this
-        // request. A read, or a refused write, is not the work (add_function on the 1.5B
-        // model: a whole-file write refused as not read, then the function in prose).
+        // Prose without code, or a turn that already made a call: not this request.
         assert_eq!(nudge(&facts(count, vec![]), "There are 3.", BASH), None);
-        assert_eq!(nudge(&facts(count, vec![ok("bash")]), code, BASH), None);
         assert_eq!(
-            nudge(&facts(count, vec![ok("write_file")]), code, BASH),
+            nudge(&facts(count, vec![ok("read_file")]), code, BASH),
             None
         );
-        let refused = fact(
-            "write_file",
-            serde_json::json!({"path": "answer.txt"}),
-            CallStatus::Failed,
-            None,
-        );
-        assert!(nudge(&facts(count, vec![ok("read_file"), refused]), code, BASH).is_some());
         // The user's words win: show, tell, explain, do not run, do not change.
         for request in [
             "Show me the code to count the EU rows of sales.csv",

@@ -104,17 +104,18 @@ pub(crate) fn read_for_refusal(fact: &CallFact) -> Option<ToolCall> {
     })
 }
 
-/// The line that stands, above the file's content, for a `tool` call refused because
-/// `path` was not read yet ([`read_for_refusal`]).
-pub(crate) fn content_follows(tool: &str, path: &str) -> String {
+/// The line before the file's content added to a not-read refusal ([`read_for_refusal`]).
+pub(crate) fn content_follows(path: &str) -> String {
     format!(
-        "{tool} did not run: `{path}` already exists and you had not seen it. Here is its \
-         current content; it now counts as read. Make your change again: write_file with all \
-         of the new content (keep the lines you do not change), or str_replace with old_str \
-         copied from below:"
+        "`{path}` now counts as read. Its current content is below; make your change again \
+         (write_file with all of the new content, or str_replace):"
     )
 }
 
+/// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
+/// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
+/// run with `python3`. `None` for anything else (options before the file, other commands,
+/// redirections, words only known at run time).
 /// The command the recovery line of `fact` tells the model to run instead, when it names
 /// one (`python3 X.py` after `bash X.py` failed): the model's next reply showing exactly this
 /// command in a shell block is taken as the call.
@@ -133,10 +134,6 @@ fn python_rerun(fact: &CallFact) -> Option<(String, String)> {
     python_run_by_shell(fact.string_argument("command").as_deref()?)
 }
 
-/// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
-/// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
-/// run with `python3`. `None` for anything else (options before the file, other commands,
-/// redirections, words only known at run time).
 fn python_run_by_shell(command: &str) -> Option<(String, String)> {
     let analysis = shell::analyze(command);
     let [Item::Command(simple)] = analysis.items.as_slice() else {

@@ -1,9 +1,8 @@
 //! What an answer only *shows*: shell commands in fenced blocks or after `$ `, and tool calls
 //! written inside prose. The plain loop never runs any of it. The coach uses these to notice
-//! an answer that leaves work to the user; in the reply right after its own request, it
-//! takes what the model shows as the call ([`take_shown_call`]), and for a request for work
-//! it takes tool calls shown in prose at once ([`take_embedded_calls`]), each only when the
-//! user's request allows it.
+//! an answer that leaves work to the user, and, in the reply right after its own request,
+//! takes what the model shows as the call ([`take_shown_call`]) when the user's request
+//! allows it.
 
 use super::intent::Intent;
 use crate::model::{Message, ToolCall};
@@ -17,37 +16,25 @@ const SHELL_INFOS: &[&str] = &["bash", "sh", "shell", "console", "zsh", "shell-s
 /// `bash` call. Nothing is taken when `intent` does not allow a shown call of that tool.
 /// The text stays as the message's content.
 pub(crate) fn take_shown_call(message: &mut Message, offered: &[&str], intent: &Intent) {
-    take(message, intent, |text| {
-        embedded_calls(text, offered).or_else(|| {
-            let command = first_shell_block(text).filter(|_| offered.contains(&"bash"))?;
-            Some(vec![bash_call(&command)])
-        })
-    });
-}
-
-/// When `message` has no tool call but its text shows one inside prose (a fenced JSON call
-/// or a `<tool_call>` block naming offered tools, [`embedded_calls`]), and `intent` allows
-/// a shown call of each: those calls become its calls. The text stays as its content.
-pub(crate) fn take_embedded_calls(message: &mut Message, offered: &[&str], intent: &Intent) {
-    take(message, intent, |text| embedded_calls(text, offered));
-}
-
-/// The calls `shown` reads from the text of `message`, as its calls, when it has none and
-/// `intent` allows a shown call of each.
-fn take(message: &mut Message, intent: &Intent, shown: impl FnOnce(&str) -> Option<Vec<ToolCall>>) {
     if !message.tool_calls.is_empty() {
         return;
     }
-    let Some(mut calls) = shown(message.text_content()) else {
+    let text = message.text_content().to_string();
+    let calls = embedded_calls(&text, offered).or_else(|| {
+        let command = first_shell_block(&text).filter(|_| offered.contains(&"bash"))?;
+        Some(vec![bash_call(&command)])
+    });
+    let Some(mut calls) = calls else {
         return;
     };
-    if calls
+    if !calls
         .iter()
         .all(|call| intent.allows_shown_call(&call.name))
     {
-        super::give_ids(&mut calls);
-        message.tool_calls = calls;
+        return;
     }
+    super::give_ids(&mut calls);
+    message.tool_calls = calls;
 }
 
 /// The calls of the first tool-call block inside `text` that names only offered tools, read

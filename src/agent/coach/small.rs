@@ -3,14 +3,12 @@
 //! - the request is cut down for a small model ([`super::profile`]): four tools, a short
 //!   system prompt with one worked call, a bound on the reply's length;
 //! - a reply that is almost a tool call is repaired and read as one ([`super::lenient`]);
-//!   for a request for work, calls shown inside prose are the reply's calls
-//!   ([`super::shown::take_embedded_calls`]);
 //! - a `bash` call whose command is itself one tool call is that call ([`super::wrapped`]);
 //! - a whole-file listing for a file the user asked to create or change becomes a
 //!   `write_file` call ([`super::listing`]);
 //! - a refused or failed call's result gets one line saying what to call instead
-//!   ([`super::recovery`]); a write refused because the file was not read yet gets, in
-//!   place of the refusal's text, the file, read through the dispatcher so it counts as read;
+//!   ([`super::recovery`]); a write refused because the file was not read yet gets the
+//!   file instead, read through the dispatcher so it counts as read;
 //! - while a reply streams, it is stopped when it degenerates into a loop
 //!   ([`super::repetition`]);
 //! - an empty reply is asked for once more, with a note;
@@ -129,13 +127,10 @@ impl Coach for SmallModelCoach {
             if outcome.ok
                 && let Some(path) = fact.string_argument("path")
             {
-                // In place of the refusal's text: a small model answers "read it first" by
-                // telling the user to read the file, even with the content below it.
-                *content = format!(
-                    "{}\n{}",
-                    recovery::content_follows(&fact.name, &path),
-                    outcome.content
-                );
+                content.push('\n');
+                content.push_str(&recovery::content_follows(&path));
+                content.push('\n');
+                content.push_str(&outcome.content);
                 return;
             }
         }
@@ -165,13 +160,6 @@ impl Coach for SmallModelCoach {
         }
         if answering && turn.text_calls {
             shown::take_shown_call(reply, turn.offered, &self.intent);
-        }
-        // A request for work, and a reply that shows its calls inside prose ("here is how:
-        // ```json {...} ```"): those calls are the reply's calls now. Asking for them first
-        // costs a round trip in which a small model often answers that it cannot run
-        // anything. Shell blocks in prose still get the request first.
-        if reply.tool_calls.is_empty() && turn.text_calls && self.intent.wants_work() {
-            shown::take_embedded_calls(reply, turn.offered, &self.intent);
         }
         // The recovery line named a command and the reply shows exactly that command: the
         // line was a request to run it, so the shown command is the call (when the user's
@@ -279,11 +267,13 @@ mod tests {
             )]
         );
         assert!(
-            content.starts_with("write_file did not run: `README.md` already exists"),
-            "the refusal's own text is replaced: {content}"
+            content.starts_with("Error: write_file failed - not read\n"),
+            "{content}"
         );
-        assert!(!content.contains("read it first"), "{content}");
-        assert!(content.contains("it now counts as read"), "{content}");
+        assert!(
+            content.contains("`README.md` now counts as read"),
+            "{content}"
+        );
         assert!(content.ends_with("     1\t# shop"), "{content}");
         assert!(!content.contains("Next: read the file first"), "{content}");
 
@@ -397,7 +387,6 @@ mod tests {
         let facts = TurnFacts::new(request);
         let mut coach = SmallModelCoach::new(request, Path::new("/w"));
         let shows = "To run the script, you can use the `bash` function:\n```bash\n{\"name\": \"bash\", \"arguments\": {\"command\": \"python3 hello.py\", \"timeout\": 60}}\n```";
-        // A shell block: the request to run it comes first.
         let mut answer = Message::assistant(shows);
         assert!(matches!(
             coach.after_reply(&view(&facts), &mut answer),
@@ -423,37 +412,6 @@ mod tests {
         };
         coach.rewrite_calls(&off, &mut calls);
         assert_eq!(calls, before);
-    }
-
-    /// fix_bug on Qwen2.5-Coder-1.5B: asked to fix a bug, the model answered with a guide
-    /// holding the right call "as an example"; asked to make the calls, it answered that it
-    /// cannot run anything. For a request for work, calls shown in prose are taken at once.
-    #[test]
-    fn calls_shown_in_prose_are_taken_at_once_for_a_request_for_work() {
-        let guide = "Here's an example of how you can do this:\n\n```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\"path\": \"calc.py\", \"content\": \"x\"}\n}\n```\n\nThen run the tests:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"python3 -m unittest\"}}\n```";
-        let request = "The tests fail. Find the bug in calc.py and fix it, then run the tests.";
-        let facts = TurnFacts::new(request);
-        let mut coach = SmallModelCoach::new(request, Path::new("/w"));
-        let mut reply = Message::assistant(guide);
-        assert_eq!(coach.after_reply(&view(&facts), &mut reply), Step::Proceed);
-        let names: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["write_file"], "the first block's calls only");
-        assert_eq!(reply.text_content(), guide, "the text stays");
-
-        // Not for a question, nor when the user said not to change or run anything; and a
-        // request that is neither (no verb of work) gets the request to make the calls first.
-        for request in [
-            "How would I fix the bug in calc.py?",
-            "Fix the bug in calc.py but do not change any file",
-            "Fix calc.py, don't run anything",
-            "calc.py",
-        ] {
-            let facts = TurnFacts::new(request);
-            let mut coach = SmallModelCoach::new(request, Path::new("/w"));
-            let mut reply = Message::assistant(guide);
-            coach.after_reply(&view(&facts), &mut reply);
-            assert!(reply.tool_calls.is_empty(), "{request}");
-        }
     }
 
     #[test]
