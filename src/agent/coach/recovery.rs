@@ -112,10 +112,6 @@ pub(crate) fn content_follows(path: &str) -> String {
     )
 }
 
-/// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
-/// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
-/// run with `python3`. `None` for anything else (options before the file, other commands,
-/// redirections, words only known at run time).
 /// The command the recovery line of `fact` tells the model to run instead, when it names
 /// one (`python3 X.py` after `bash X.py` failed): the model's next reply showing exactly this
 /// command in a shell block is taken as the call.
@@ -134,6 +130,10 @@ fn python_rerun(fact: &CallFact) -> Option<(String, String)> {
     python_run_by_shell(fact.string_argument("command").as_deref()?)
 }
 
+/// When `command` is one simple command that runs a Python file with a shell (`bash X.py`,
+/// `sh X.py ARGS`), as parsed by the permission rules' shell parser: the file, and the same
+/// run with `python3`. `None` for anything else (options before the file, other commands,
+/// redirections, words only known at run time).
 fn python_run_by_shell(command: &str) -> Option<(String, String)> {
     let analysis = shell::analyze(command);
     let [Item::Command(simple)] = analysis.items.as_slice() else {
