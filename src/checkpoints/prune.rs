@@ -196,7 +196,7 @@ mod tests {
     /// fresh store: the first housekeeping now only starts the clock.
     #[test]
     fn the_first_gc_is_an_hour_after_the_first_housekeeping() {
-        let Some((_home, ws, store)) = store_of_one_file() else {
+        let Some((_home, _ws, store)) = store_of_one_file() else {
             return;
         };
         assert!(!gc_due(&store), "no snapshot yet");
