@@ -439,3 +439,26 @@ fn a_python_file_run_by_bash_gets_the_python3_line() {
         );
     }
 }
+
+/// hello.py run 1 and fix_script on Qwen2.5-Coder-1.5B: the shell block shown after the
+/// request to run it was `write_file path=X content="..."`; taken as a `bash` call it failed
+/// with "command not found". With the coach on it is that `write_file` call (its `\n` a line
+/// break); a capable model's answer stays final.
+#[test]
+fn a_call_written_as_a_command_line_is_that_call_with_the_coach_on_only() {
+    let keyed = "Create it:\n```bash\nwrite_file path=hello.py content=\"print('hello')\\n\"\n```";
+    for (model, coached) in [(SMALL_MODEL, true), (CAPABLE_MODEL, false)] {
+        let server = MockServer::start(vec![text(keyed), text(keyed), text("Done.")]);
+        let env = TestEnv::with_model(&server, model);
+        let output = env.run(&["--yes", "Create hello.py that prints hello"]);
+        let (_, stderr) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        if coached {
+            assert_eq!(env.read("hello.py"), "print('hello')\n", "{stderr}");
+            assert!(!stderr.contains("command not found"), "{stderr}");
+        } else {
+            assert!(!env.workspace.join("hello.py").exists(), "{stderr}");
+            assert_eq!(server.chat_requests().len(), 1, "the answer is final");
+        }
+    }
+}
