@@ -37,6 +37,25 @@ pub(crate) struct CallFact {
     pub(crate) error: Option<ToolErrorKind>,
 }
 
+/// A fact for tests: `name` called with `arguments`, ending in `status` with `error` and
+/// `exit_code`.
+#[cfg(test)]
+pub(crate) fn test_fact(
+    name: &str,
+    arguments: serde_json::Value,
+    status: CallStatus,
+    error: Option<ToolErrorKind>,
+    exit_code: Option<i32>,
+) -> CallFact {
+    CallFact {
+        name: name.into(),
+        arguments: arguments.to_string(),
+        status,
+        exit_code,
+        error,
+    }
+}
+
 impl CallFact {
     /// The fact for `call`, answered by `outcome`.
     pub(crate) fn new(call: &ToolCall, outcome: &DispatchOutcome, dispatched: bool) -> Self {

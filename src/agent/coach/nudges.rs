@@ -308,13 +308,7 @@ mod tests {
         status: CallStatus,
         exit: Option<i32>,
     ) -> CallFact {
-        CallFact {
-            name: name.into(),
-            arguments: arguments.to_string(),
-            status,
-            exit_code: exit,
-            error: None,
-        }
+        crate::agent::facts::test_fact(name, arguments, status, None, exit)
     }
 
     fn ok(name: &str) -> CallFact {

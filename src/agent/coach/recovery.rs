@@ -156,23 +156,8 @@ fn python_run_by_shell(command: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::facts::test_fact as fact;
     use pretty_assertions::assert_eq;
-
-    fn fact(
-        name: &str,
-        arguments: serde_json::Value,
-        status: CallStatus,
-        error: Option<ToolErrorKind>,
-        exit_code: Option<i32>,
-    ) -> CallFact {
-        CallFact {
-            name: name.into(),
-            arguments: arguments.to_string(),
-            status,
-            exit_code,
-            error,
-        }
-    }
 
     #[test]
     fn a_file_not_read_yet_gets_the_read_call() {

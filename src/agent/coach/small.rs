@@ -224,7 +224,7 @@ impl Coach for SmallModelCoach {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::facts::TurnFacts;
+    use crate::agent::facts::{CallStatus, TurnFacts, test_fact};
 
     fn view(facts: &TurnFacts) -> TurnView<'_> {
         TurnView {
@@ -239,13 +239,13 @@ mod tests {
     /// dispatcher (which records it as read).
     #[test]
     fn a_write_refused_as_not_read_carries_the_file_read_for_the_model() {
-        let refused = CallFact {
-            name: "write_file".into(),
-            arguments: serde_json::json!({"path": "README.md", "content": "x"}).to_string(),
-            status: crate::agent::facts::CallStatus::Failed,
-            exit_code: None,
-            error: Some(crate::tools::ToolErrorKind::NotRead),
-        };
+        let refused = test_fact(
+            "write_file",
+            serde_json::json!({"path": "README.md", "content": "x"}),
+            CallStatus::Failed,
+            Some(crate::tools::ToolErrorKind::NotRead),
+            None,
+        );
         let mut coach = SmallModelCoach::new("update README.md", Path::new("/w"));
         let mut ran = Vec::new();
         let mut content = "Error: write_file failed - not read".to_string();
@@ -285,7 +285,7 @@ mod tests {
 
         // Any other result: nothing is run.
         let ran_ok = CallFact {
-            status: crate::agent::facts::CallStatus::Ran,
+            status: CallStatus::Ran,
             error: None,
             ..refused
         };
@@ -300,13 +300,13 @@ mod tests {
     /// `python3 hello.py`, and the model showed exactly that in a shell block and stopped.
     #[test]
     fn the_command_a_recovery_line_named_is_taken_when_the_reply_shows_it() {
-        let failed = CallFact {
-            name: "bash".into(),
-            arguments: serde_json::json!({"command": "bash hello.py"}).to_string(),
-            status: crate::agent::facts::CallStatus::Ran,
-            exit_code: Some(2),
-            error: None,
-        };
+        let failed = test_fact(
+            "bash",
+            serde_json::json!({"command": "bash hello.py"}),
+            CallStatus::Ran,
+            None,
+            Some(2),
+        );
         let shows = |command: &str| Message::assistant(format!("Run:\n```bash\n{command}\n```"));
         let no_run = &mut |_: &ToolCall| panic!("nothing to run");
 
